@@ -1,0 +1,1 @@
+"""simcore: a vehicle simulation core in numpy with PhysX Vehicle2 architecture and equations."""

@@ -1,0 +1,1 @@
+"""pvdkit viewer: a PySide6 + pyqtgraph desktop viewer for OmniPVD recordings."""
