@@ -89,3 +89,10 @@ class PvdError(Exception):
     The message names the file (when there is one), the position (byte offset, command index or
     field) and what was expected.
     """
+
+
+class PvdWarning(UserWarning):
+    """Warned (not raised) when pvdkit reads what it can of a damaged or truncated stream.
+
+    The message names the source and the byte offset of the damage; everything before it was read.
+    """

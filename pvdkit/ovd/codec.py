@@ -1,0 +1,552 @@
+"""Encode and decode single OmniPVD commands, byte for byte as PhysX's ``pvdruntime`` does.
+
+This is the low-level layer (like h5py's C-API layer): one frozen dataclass per command, each
+with ``encode()``, and :func:`decode_command_at` that reads one command at a byte offset. The
+friendly writer (:mod:`pvdkit.writer`) and the fast whole-stream index
+(:mod:`pvdkit.ovd.tokenizer`) sit on top; they agree with this module byte for byte.
+
+Wire layout (all little endian; see ``docs/ovd-format.md``): a 12-byte header of three u32
+(major, minor, patch), then commands, each a u8 command code followed by its fields. Strings are
+a u16 byte length and that many bytes, no terminator.
+
+Names are Python ``str`` decoded as UTF-8 with ``surrogateescape`` so that any byte sequence
+(PhysX writes ``char*`` verbatim) survives a decode → encode round trip unchanged.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from pvdkit.types import (
+    OVD_OLDEST_READABLE_VERSION,
+    OVD_VERSION,
+    Command,
+    DataType,
+    PvdError,
+)
+
+#: Bytes in the stream header (three u32 version numbers).
+HEADER_SIZE = 12
+#: Longest string a u16 length prefix can describe.
+MAX_STRING_BYTES = 0xFFFF
+#: Most handles an attribute path can hold (its length is a u8).
+MAX_PATH_DEPTH = 0xFF
+#: Largest payload a u32 byte count can describe.
+MAX_DATA_BYTES = 0xFFFFFFFF
+
+Version = tuple[int, int, int]
+
+_HEADER = struct.Struct("<III")
+_U8 = struct.Struct("<B")
+_U16 = struct.Struct("<H")
+_U32 = struct.Struct("<I")
+_REG_CLASS = struct.Struct("<BII")  # cmd, class, base
+_REG_CLASS_OLD = struct.Struct("<BI")  # cmd, class (before 0.3)
+_REG_ATTR = struct.Struct("<BIIHI")  # cmd, class, attr, type, nbElements | enum value | enum class
+_REG_CLASS_ATTR = struct.Struct("<BIII")  # cmd, class, attr, class-attribute class
+_REG_LIST = struct.Struct("<BIIH")  # cmd, class, attr, type
+_ATTR_HEAD = struct.Struct("<BQQB")  # cmd, context, object, depth
+_CREATE = struct.Struct("<BQIQ")  # cmd, context, class, object
+_CTX_U64 = struct.Struct("<BQQ")  # destroy (context, object), start/stop frame (context, time)
+_MSG_HEAD = struct.Struct("<BQ")  # cmd, context
+_MSG_TAIL = struct.Struct("<III")  # line, type, class handle
+
+
+def encode_header(version: Version = OVD_VERSION) -> bytes:
+    """The 12-byte stream header PhysX writes before its first command."""
+    return _HEADER.pack(*version)
+
+
+def check_version(version: Version, source_name: str = "<memory>") -> Version:
+    """Accept a stream version pvdkit can read, or raise :class:`PvdError` saying why not.
+
+    Readable: 0.2 up to the 0.4 that pvdkit knows, any patch level (patches do not change the
+    layout). PhysX's own reader also refuses a newer patch; pvdkit is lenient there on purpose.
+    """
+    try:
+        major, minor, _patch = (int(v) for v in version)
+    except (TypeError, ValueError):
+        raise PvdError(f"{source_name}: a stream version is three integers (major, minor, patch), "
+                       f"got {version!r}") from None
+    if (major, minor) > OVD_VERSION[:2]:
+        raise PvdError(
+            f"{source_name}: OmniPVD stream version {major}.{minor}.{_patch} is newer than the "
+            f"newest version pvdkit reads ({'.'.join(map(str, OVD_VERSION))}); "
+            "upgrade pvdkit to read it"
+        )
+    if (major, minor) < OVD_OLDEST_READABLE_VERSION[:2]:
+        raise PvdError(
+            f"{source_name}: OmniPVD stream version {major}.{minor}.{_patch} is older than the "
+            f"oldest version pvdkit reads ({'.'.join(map(str, OVD_OLDEST_READABLE_VERSION))}) "
+            "— or this is not an .ovd stream"
+        )
+    return (major, minor, _patch)
+
+
+def decode_header(buffer, source_name: str = "<memory>", offset: int = 0) -> Version:
+    """Read and check the version header at ``offset``; :class:`PvdError` if short or unreadable."""
+    view = _as_view(buffer)
+    if len(view) - offset < HEADER_SIZE:
+        raise PvdError(
+            f"{source_name}: {len(view) - offset} bytes is shorter than the {HEADER_SIZE}-byte "
+            "OmniPVD header (u32 major, minor, patch) — not an .ovd stream or empty"
+        )
+    return check_version(_HEADER.unpack_from(view, offset), source_name)
+
+
+def has_base_class(version: Version) -> bool:
+    """True when ``register_class`` carries a base-class handle (stream version 0.3 and later)."""
+    return tuple(version[:2]) >= (0, 3)
+
+
+def encode_string(text: str | bytes | None, what: str = "string") -> bytes:
+    """A u16 length prefix and the UTF-8 bytes; :class:`PvdError` if longer than 65535 bytes."""
+    raw = _to_bytes(text)
+    if len(raw) > MAX_STRING_BYTES:
+        raise PvdError(f"{what} is {len(raw)} bytes long; OmniPVD strings hold at most {MAX_STRING_BYTES}")
+    return _U16.pack(len(raw)) + raw
+
+
+def _to_bytes(text: str | bytes | None) -> bytes:
+    if text is None:
+        return b""
+    if isinstance(text, str):
+        return text.encode("utf-8", "surrogateescape")
+    return bytes(text)
+
+
+def _name(raw: bytes | memoryview) -> str:
+    return bytes(raw).decode("utf-8", "surrogateescape")
+
+
+# --------------------------------------------------------------------------------------------
+# Command dataclasses
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterClass:
+    """``registerClass``: declares class ``class_handle`` (optionally deriving from ``base_class``)."""
+
+    command: ClassVar[Command] = Command.REGISTER_CLASS
+    class_handle: int
+    name: str
+    base_class: int = 0
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        if has_base_class(version):
+            head = _REG_CLASS.pack(self.command, self.class_handle, self.base_class)
+        else:
+            if self.base_class:
+                raise PvdError(
+                    f"class {self.name!r}: stream version {_vs(version)} has no base classes "
+                    f"(base class {self.base_class} given); base classes need 0.3 or later"
+                )
+            head = _REG_CLASS_OLD.pack(self.command, self.class_handle)
+        return head + encode_string(self.name, f"class name {self.name[:40]!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterAttribute:
+    """``registerAttribute``: a plain attribute of ``nb_elements`` × ``data_type`` (0 = variable)."""
+
+    command: ClassVar[Command] = Command.REGISTER_ATTRIBUTE
+    class_handle: int
+    attribute_handle: int
+    data_type: DataType
+    nb_elements: int
+    name: str
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _REG_ATTR.pack(
+            self.command, self.class_handle, self.attribute_handle, self.data_type, self.nb_elements
+        ) + encode_string(self.name, f"attribute name {self.name[:40]!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterEnumValue:
+    """``registerEnumValue``: on the wire a ``registerAttribute`` of type ENUM_VALUE carrying ``value``."""
+
+    command: ClassVar[Command] = Command.REGISTER_ATTRIBUTE
+    class_handle: int
+    attribute_handle: int
+    value: int
+    name: str
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _REG_ATTR.pack(
+            self.command, self.class_handle, self.attribute_handle, DataType.ENUM_VALUE, self.value
+        ) + encode_string(self.name, f"enum value name {self.name[:40]!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterFlagsAttribute:
+    """``registerFlagsAttribute``: a ``registerAttribute`` of type FLAGS_WORD naming its enum class."""
+
+    command: ClassVar[Command] = Command.REGISTER_ATTRIBUTE
+    class_handle: int
+    attribute_handle: int
+    enum_class_handle: int
+    name: str
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _REG_ATTR.pack(
+            self.command, self.class_handle, self.attribute_handle, DataType.FLAGS_WORD,
+            self.enum_class_handle,
+        ) + encode_string(self.name, f"flags attribute name {self.name[:40]!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterClassAttribute:
+    """``registerClassAttribute``: an attribute whose value is a nested instance of another class."""
+
+    command: ClassVar[Command] = Command.REGISTER_CLASS_ATTRIBUTE
+    class_handle: int
+    attribute_handle: int
+    class_attribute_handle: int
+    name: str
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _REG_CLASS_ATTR.pack(
+            self.command, self.class_handle, self.attribute_handle, self.class_attribute_handle
+        ) + encode_string(self.name, f"class attribute name {self.name[:40]!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterUniqueListAttribute:
+    """``registerUniqueListAttribute``: a set of ``data_type`` items changed by add/remove."""
+
+    command: ClassVar[Command] = Command.REGISTER_UNIQUE_LIST_ATTRIBUTE
+    class_handle: int
+    attribute_handle: int
+    data_type: DataType
+    name: str
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _REG_LIST.pack(
+            self.command, self.class_handle, self.attribute_handle, self.data_type
+        ) + encode_string(self.name, f"unique list attribute name {self.name[:40]!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _AttributeCommand:
+    """Shared layout of set / add-to / remove-from: context, object, handle path, raw payload."""
+
+    command: ClassVar[Command]
+    context: int
+    object: int
+    path: tuple[int, ...]
+    data: bytes
+
+    @property
+    def attribute(self) -> int:
+        """The last handle of the path: the attribute whose value the payload is."""
+        return self.path[-1] if self.path else 0
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return encode_attribute_command(self.command, self.context, self.object, self.path, self.data)
+
+
+@dataclass(frozen=True, slots=True)
+class SetAttribute(_AttributeCommand):
+    """``setAttribute``: the new value (raw little-endian bytes) of an object's attribute."""
+
+    command: ClassVar[Command] = Command.SET_ATTRIBUTE
+
+
+@dataclass(frozen=True, slots=True)
+class AddToUniqueList(_AttributeCommand):
+    """``addToUniqueListAttribute``: one item (raw bytes) joins an object's unique list."""
+
+    command: ClassVar[Command] = Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveFromUniqueList(_AttributeCommand):
+    """``removeFromUniqueListAttribute``: one item (raw bytes) leaves an object's unique list."""
+
+    command: ClassVar[Command] = Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE
+
+
+@dataclass(frozen=True, slots=True)
+class CreateObject:
+    """``createObject``: object ``object`` of class ``class_handle`` starts to exist in ``context``."""
+
+    command: ClassVar[Command] = Command.CREATE_OBJECT
+    context: int
+    class_handle: int
+    object: int
+    name: str
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _CREATE.pack(self.command, self.context, self.class_handle, self.object) + encode_string(
+            self.name, f"object name {self.name[:40]!r}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DestroyObject:
+    """``destroyObject``: object ``object`` of ``context`` ends."""
+
+    command: ClassVar[Command] = Command.DESTROY_OBJECT
+    context: int
+    object: int
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _CTX_U64.pack(self.command, self.context, self.object)
+
+
+@dataclass(frozen=True, slots=True)
+class StartFrame:
+    """``startFrame``: a new frame of ``context`` begins at ``timestamp`` (the producer's unit)."""
+
+    command: ClassVar[Command] = Command.START_FRAME
+    context: int
+    timestamp: int
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _CTX_U64.pack(self.command, self.context, self.timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class StopFrame:
+    """``stopFrame``: the current frame of ``context`` ends at ``timestamp``."""
+
+    command: ClassVar[Command] = Command.STOP_FRAME
+    context: int
+    timestamp: int
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return _CTX_U64.pack(self.command, self.context, self.timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMessage:
+    """``recordMessage`` (stream version 0.4+): a log message with source location and type."""
+
+    command: ClassVar[Command] = Command.RECORD_MESSAGE
+    context: int
+    message: str
+    file: str
+    line: int
+    type: int
+    class_handle: int = 0
+
+    def encode(self, version: Version = OVD_VERSION) -> bytes:
+        return b"".join((
+            _MSG_HEAD.pack(self.command, self.context),
+            encode_string(self.message, "message"),
+            encode_string(self.file, "message file name"),
+            _MSG_TAIL.pack(self.line, self.type, self.class_handle),
+        ))
+
+
+DecodedCommand = (
+    RegisterClass | RegisterAttribute | RegisterEnumValue | RegisterFlagsAttribute
+    | RegisterClassAttribute | RegisterUniqueListAttribute | SetAttribute | AddToUniqueList
+    | RemoveFromUniqueList | CreateObject | DestroyObject | StartFrame | StopFrame | RecordMessage
+)
+
+_ATTRIBUTE_CLASSES: dict[int, type[_AttributeCommand]] = {
+    Command.SET_ATTRIBUTE: SetAttribute,
+    Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE: AddToUniqueList,
+    Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE: RemoveFromUniqueList,
+}
+
+
+def encode_command(command: DecodedCommand, version: Version = OVD_VERSION) -> bytes:
+    """The bytes of one command (without stream header) in the layout of ``version``."""
+    return command.encode(version)
+
+
+def encode_attribute_command(
+    command: Command | int, context: int, obj: int, path: tuple[int, ...] | list[int], data: bytes
+) -> bytes:
+    """Bytes of a set / add-to / remove-from command: the path and raw payload as given."""
+    depth = len(path)
+    if depth == 0 or depth > MAX_PATH_DEPTH:
+        raise PvdError(f"attribute path must hold 1..{MAX_PATH_DEPTH} handles, got {depth}")
+    if len(data) > MAX_DATA_BYTES:
+        raise PvdError(f"attribute payload of {len(data)} bytes exceeds the u32 byte count")
+    return b"".join((
+        _ATTR_HEAD.pack(command, context, obj, depth),
+        struct.pack(f"<{depth}I", *path),
+        _U32.pack(len(data)),
+        bytes(data),
+    ))
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+# --------------------------------------------------------------------------------------------
+
+
+def _as_view(buffer) -> memoryview:
+    view = memoryview(buffer)
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view
+
+
+class _Truncated(Exception):
+    """Internal: the command at hand runs past the end of the buffer."""
+
+
+def _need(view: memoryview, pos: int, n: int) -> None:
+    if pos + n > len(view):
+        raise _Truncated
+
+
+def _read_string(view: memoryview, pos: int) -> tuple[str, int]:
+    _need(view, pos, 2)
+    (n,) = _U16.unpack_from(view, pos)
+    _need(view, pos + 2, n)
+    return _name(view[pos + 2:pos + 2 + n]), pos + 2 + n
+
+
+def decode_command_at(
+    buffer, offset: int, version: Version = OVD_VERSION, source_name: str = "<memory>"
+) -> tuple[DecodedCommand, int]:
+    """Decode the command whose command byte is at ``offset``; return it and the offset after it.
+
+    Raises :class:`PvdError` naming the source and offset when the buffer ends inside the command
+    (truncation), the command code is unknown, or a field cannot be valid (an unknown data type,
+    an empty attribute path) — the same rules as the tokenizer.
+    """
+    view = _as_view(buffer)
+    try:
+        return _decode(view, offset, has_base_class(version))
+    except _Truncated:
+        raise PvdError(
+            f"{source_name}: truncated command at byte offset {offset}: the stream ends at byte "
+            f"{len(view)} inside it"
+        ) from None
+    except _Invalid as exc:
+        raise PvdError(f"{source_name}: damaged command at byte offset {offset}: {exc}") from None
+
+
+class _Invalid(Exception):
+    """Internal: a field value no PhysX writer produces."""
+
+
+def _data_type(code: int) -> DataType:
+    if code > DataType.FLAGS_WORD:
+        raise _Invalid(f"unknown data type {code} (expected 0..{int(DataType.FLAGS_WORD)})")
+    return DataType(code)
+
+
+def _decode(view: memoryview, pos: int, base: bool) -> tuple[DecodedCommand, int]:
+    _need(view, pos, 1)
+    code = view[pos]
+    p = pos + 1
+    if code == Command.REGISTER_CLASS:
+        if base:
+            _need(view, p, 8)
+            cls, base_cls = struct.unpack_from("<II", view, p)
+            p += 8
+        else:
+            _need(view, p, 4)
+            (cls,) = _U32.unpack_from(view, p)
+            base_cls = 0
+            p += 4
+        name, p = _read_string(view, p)
+        return RegisterClass(cls, name, base_cls), p
+    if code == Command.REGISTER_ATTRIBUTE:
+        _need(view, p, 14)
+        cls, attr, dtype, extra = struct.unpack_from("<IIHI", view, p)
+        name, p = _read_string(view, p + 14)
+        if dtype == DataType.ENUM_VALUE:
+            return RegisterEnumValue(cls, attr, extra, name), p
+        if dtype == DataType.FLAGS_WORD:
+            return RegisterFlagsAttribute(cls, attr, extra, name), p
+        return RegisterAttribute(cls, attr, _data_type(dtype), extra, name), p
+    if code == Command.REGISTER_CLASS_ATTRIBUTE:
+        _need(view, p, 12)
+        cls, attr, attr_cls = struct.unpack_from("<III", view, p)
+        name, p = _read_string(view, p + 12)
+        return RegisterClassAttribute(cls, attr, attr_cls, name), p
+    if code == Command.REGISTER_UNIQUE_LIST_ATTRIBUTE:
+        _need(view, p, 10)
+        cls, attr, dtype = struct.unpack_from("<IIH", view, p)
+        name, p = _read_string(view, p + 10)
+        return RegisterUniqueListAttribute(cls, attr, _data_type(dtype), name), p
+    if code in _ATTRIBUTE_CLASSES:
+        _need(view, p, 17)
+        ctx, obj, depth = struct.unpack_from("<QQB", view, p)
+        p += 17
+        if depth == 0:
+            raise _Invalid("attribute command with an empty attribute path (depth 0)")
+        _need(view, p, 4 * depth + 4)
+        path = struct.unpack_from(f"<{depth}I", view, p)
+        p += 4 * depth
+        (size,) = _U32.unpack_from(view, p)
+        p += 4
+        _need(view, p, size)
+        return _ATTRIBUTE_CLASSES[code](ctx, obj, tuple(path), bytes(view[p:p + size])), p + size
+    if code == Command.CREATE_OBJECT:
+        _need(view, p, 20)
+        ctx, cls, obj = struct.unpack_from("<QIQ", view, p)
+        name, p = _read_string(view, p + 20)
+        return CreateObject(ctx, cls, obj, name), p
+    if code in (Command.DESTROY_OBJECT, Command.START_FRAME, Command.STOP_FRAME):
+        _need(view, p, 16)
+        a, b = struct.unpack_from("<QQ", view, p)
+        cls_ = {Command.DESTROY_OBJECT: DestroyObject, Command.START_FRAME: StartFrame,
+                Command.STOP_FRAME: StopFrame}[code]
+        return cls_(a, b), p + 16
+    if code == Command.RECORD_MESSAGE:
+        _need(view, p, 8)
+        (ctx,) = struct.unpack_from("<Q", view, p)
+        message, p = _read_string(view, p + 8)
+        file, p = _read_string(view, p)
+        _need(view, p, 12)
+        line, mtype, cls = _MSG_TAIL.unpack_from(view, p)
+        return RecordMessage(ctx, message, file, line, mtype, cls), p + 12
+    raise _Invalid(f"unknown command code {code} (expected 1 or 3..13)")
+
+
+def iter_decode(
+    buffer, source_name: str = "<memory>"
+) -> Iterator[tuple[int, DecodedCommand]]:
+    """Decode a whole stream (header included) command by command: yields (offset, command).
+
+    A slow, simple reference reader: it raises :class:`PvdError` at the first damage. Use
+    :func:`pvdkit.ovd.tokenizer.tokenize` for real files; this one cross-checks it in tests.
+    """
+    view = _as_view(buffer)
+    version = decode_header(view, source_name)
+    pos = HEADER_SIZE
+    while pos < len(view):
+        command, end = decode_command_at(view, pos, version, source_name)
+        yield pos, command
+        pos = end
+
+
+# --------------------------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------------------------
+
+
+def decode_value(data: bytes | memoryview, data_type: DataType) -> np.ndarray | str:
+    """An attribute payload as values: a numpy array of the type's dtype, or ``str`` for STRING.
+
+    Raises :class:`PvdError` if the payload is not a whole number of elements.
+    """
+    if data_type == DataType.STRING:
+        return _name(data)
+    dtype = data_type.numpy_dtype
+    if len(data) % dtype.itemsize:
+        raise PvdError(
+            f"a {data_type.name} payload of {len(data)} bytes is not a whole number of "
+            f"{dtype.itemsize}-byte elements"
+        )
+    return np.frombuffer(bytes(data), dtype=dtype)
+
+
+def _vs(version: Version) -> str:
+    return ".".join(str(v) for v in version)

@@ -1,0 +1,623 @@
+"""PhysX's ``OmniPvdWriter`` in Python: register classes and attributes, then stream values.
+
+The writer produces exactly the bytes PhysX's ``OmniPvdWriterImpl`` produces for the same calls
+— the 12-byte version header before the first command, then one command per call, handles
+numbered as PhysX numbers them (classes 1, 2, 3 … in registration order; one shared counter
+1, 2, 3 … for every kind of attribute: plain, enum value, flags, class and unique-list). It does
+not know where bytes go: it writes them to a :class:`~pvdkit.streams.WriteStream`.
+
+What it adds to PhysX's C API, for Python producers:
+
+* values as numpy arrays, scalars, sequences or ``str`` — converted to the registered dtype,
+  and checked against the registered element count (also through class-attribute paths, where
+  the path's last attribute decides): a mismatch raises :class:`~pvdkit.types.PvdError` naming
+  the attribute, what it expects and what it got;
+* handles are checked (a path must lead through class attributes to a settable attribute);
+* bulk paths: :meth:`OmniPvdWriter.set_attribute_batch` (one attribute of many objects) and
+  :meth:`OmniPvdWriter.write_frames` (whole frames of many objects × attributes) encode all
+  their commands with numpy in one go, with no Python loop per command.
+
+The raw path :meth:`OmniPvdWriter.set_attribute_bytes` writes a payload as given, without the
+size check: PhysX itself writes payloads that differ from the registration (a quaternion into a
+3-float attribute, ``PxFlags`` in their 1- or 2-byte storage type), and a lossless re-encoder
+must be able to do the same.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
+
+import numpy as np
+
+from pvdkit.ovd.codec import (
+    MAX_PATH_DEPTH,
+    RecordMessage,
+    RegisterAttribute,
+    RegisterClass,
+    RegisterClassAttribute,
+    RegisterEnumValue,
+    RegisterFlagsAttribute,
+    RegisterUniqueListAttribute,
+    Version,
+    check_version,
+    encode_header,
+    encode_string,
+    has_base_class,
+)
+from pvdkit.streams import BytesLike, WriteStream
+from pvdkit.types import INVALID_HANDLE, OVD_VERSION, Command, DataType, PvdError
+
+#: An attribute handle, or a path of handles through class attributes (outermost first).
+AttributeRef = int | Sequence[int]
+
+_ATTR_HEAD = struct.Struct("<BQQ")
+_U32 = struct.Struct("<I")
+_FRAME = struct.Struct("<BQQ")
+_DESTROY = struct.Struct("<BQQ")
+_CREATE = struct.Struct("<BQIQ")
+_U64_MAX = (1 << 64) - 1
+
+#: Scalar packers for the one-element fast path of :meth:`OmniPvdWriter.set_attribute`.
+_SCALAR = {
+    DataType.INT8: struct.Struct("<b"), DataType.INT16: struct.Struct("<h"),
+    DataType.INT32: struct.Struct("<i"), DataType.INT64: struct.Struct("<q"),
+    DataType.UINT8: struct.Struct("<B"), DataType.UINT16: struct.Struct("<H"),
+    DataType.UINT32: struct.Struct("<I"), DataType.UINT64: struct.Struct("<Q"),
+    DataType.FLOAT32: struct.Struct("<f"), DataType.FLOAT64: struct.Struct("<d"),
+    DataType.OBJECT_HANDLE: struct.Struct("<Q"), DataType.FLAGS_WORD: struct.Struct("<I"),
+}
+_FLOAT_TYPES = (DataType.FLOAT32, DataType.FLOAT64)
+
+
+class AttributeKind(Enum):
+    """What a registered attribute handle stands for."""
+
+    PLAIN = "attribute"
+    ENUM_VALUE = "enum value"
+    FLAGS = "flags attribute"
+    CLASS = "class attribute"
+    UNIQUE_LIST = "unique-list attribute"
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeInfo:
+    """A registered attribute handle as the writer remembers it.
+
+    ``data_type``/``nb_elements`` describe one value (``nb_elements`` 0 = variable length;
+    flags: FLAGS_WORD × 1; unique lists: one item per add/remove; class attributes: None × 0).
+    ``ref_class`` is the enum class of a flags attribute or the nested class of a class
+    attribute; ``value`` the value of an enum value.
+    """
+
+    handle: int
+    class_handle: int
+    name: str
+    kind: AttributeKind
+    data_type: DataType | None
+    nb_elements: int
+    ref_class: int = 0
+    value: int = 0
+
+
+class FrameBlock(NamedTuple):
+    """Objects (u64 handles) and their per-frame values, for :meth:`OmniPvdWriter.write_frames`.
+
+    ``columns`` maps an attribute handle or path to an array ``(frames, len(objects), count)``.
+    """
+
+    objects: np.ndarray | Sequence[int]
+    columns: Mapping[AttributeRef, object]
+
+
+@dataclass(frozen=True, slots=True)
+class _Path:
+    handles: tuple[int, ...]
+    encoded: bytes  # depth byte + u32 handles
+    info: AttributeInfo  # the last attribute of the path
+    label: str  # "Class.attribute[.member …]" for messages
+
+
+class OmniPvdWriter:
+    """Writes OmniPVD commands to ``stream`` with PhysX's handle numbering and byte layout.
+
+    ``version`` is the stream version to write (default 0.4.0, what PhysX 5.x writes); 0.2 and
+    0.3 are possible for producing old-format streams (0.2 has no base classes, only 0.4 has
+    messages). Use as a context manager to close the stream at the end.
+    """
+
+    def __init__(self, stream: WriteStream, *, version: Version = OVD_VERSION) -> None:
+        self._stream = stream
+        self.version: Version = check_version(version, "writer")
+        self._started = False
+        self._closed = False
+        self._last_class = 0
+        self._last_attribute = 0
+        self._classes: dict[int, tuple[str, int]] = {}
+        self._attributes: dict[int, AttributeInfo] = {}
+        self._paths: dict[tuple[object, bool], _Path] = {}
+        self.bytes_written = 0
+
+    # ----------------------------------------------------------------------------- plumbing
+
+    @property
+    def stream(self) -> WriteStream:
+        """The stream receiving the bytes."""
+        return self._stream
+
+    def _emit(self, data: BytesLike) -> None:
+        if self._closed:
+            raise PvdError("writer: command after close()")
+        if not self._started:
+            header = encode_header(self.version)
+            self._stream.write(header)
+            self.bytes_written += len(header)
+            self._started = True
+        self._stream.write(data)
+        self.bytes_written += memoryview(data).nbytes
+
+    def flush(self) -> None:
+        """Flush the stream."""
+        self._stream.flush()
+
+    def close(self) -> None:
+        """Close the stream (idempotent). Like PhysX, a writer that wrote nothing wrote no header."""
+        if not self._closed:
+            self._closed = True
+            self._stream.close()
+
+    def __enter__(self) -> OmniPvdWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------- registration
+
+    def register_class(self, name: str, base_class: int = INVALID_HANDLE) -> int:
+        """Register a class (deriving from ``base_class``, 0 = none); returns its handle (1, 2, …)."""
+        if base_class and base_class not in self._classes:
+            raise PvdError(f"class {name!r}: base class handle {base_class} is not registered")
+        handle = self._last_class + 1
+        if base_class and not has_base_class(self.version):
+            raise PvdError(f"class {name!r}: stream version {_vs(self.version)} has no base classes")
+        self._emit(RegisterClass(handle, name, base_class).encode(self.version))
+        self._last_class = handle
+        self._classes[handle] = (name, base_class)
+        return handle
+
+    def register_attribute(
+        self, class_handle: int, name: str, data_type: DataType | int, nb_elements: int = 1
+    ) -> int:
+        """Register an attribute of ``nb_elements`` × ``data_type`` (0 = variable length).
+
+        Enum values and flags have their own calls (their wire layout reuses the element count).
+        """
+        dt = _data_type(data_type, f"attribute {name!r}")
+        if dt in (DataType.ENUM_VALUE, DataType.FLAGS_WORD):
+            raise PvdError(
+                f"attribute {name!r}: register {dt.name} attributes with "
+                f"{'register_enum_value' if dt == DataType.ENUM_VALUE else 'register_flags_attribute'}"
+            )
+        _check_u32(nb_elements, f"attribute {name!r}: nb_elements")
+        return self._register(
+            RegisterAttribute(class_handle, self._last_attribute + 1, dt, nb_elements, name),
+            AttributeKind.PLAIN, dt, nb_elements,
+        )
+
+    def register_flags_attribute(self, class_handle: int, name: str, enum_class_handle: int) -> int:
+        """Register a flags attribute whose bits are the values of enum class ``enum_class_handle``."""
+        self._require_class(enum_class_handle, f"flags attribute {name!r}: enum class")
+        return self._register(
+            RegisterFlagsAttribute(class_handle, self._last_attribute + 1, enum_class_handle, name),
+            AttributeKind.FLAGS, DataType.FLAGS_WORD, 1, ref_class=enum_class_handle,
+        )
+
+    def register_enum_value(self, class_handle: int, name: str, value: int) -> int:
+        """Register one named value of the enum class ``class_handle``."""
+        _check_u32(value, f"enum value {name!r}")
+        return self._register(
+            RegisterEnumValue(class_handle, self._last_attribute + 1, value, name),
+            AttributeKind.ENUM_VALUE, DataType.ENUM_VALUE, 1, value=value,
+        )
+
+    def register_class_attribute(self, class_handle: int, name: str, class_attribute_handle: int) -> int:
+        """Register an attribute that is a nested instance of class ``class_attribute_handle``."""
+        self._require_class(class_attribute_handle, f"class attribute {name!r}: nested class")
+        return self._register(
+            RegisterClassAttribute(class_handle, self._last_attribute + 1, class_attribute_handle, name),
+            AttributeKind.CLASS, None, 0, ref_class=class_attribute_handle,
+        )
+
+    def register_unique_list_attribute(self, class_handle: int, name: str, data_type: DataType | int) -> int:
+        """Register a unique list (a set) of ``data_type`` items, changed by add/remove."""
+        dt = _data_type(data_type, f"unique list attribute {name!r}")
+        return self._register(
+            RegisterUniqueListAttribute(class_handle, self._last_attribute + 1, dt, name),
+            AttributeKind.UNIQUE_LIST, dt, 1,
+        )
+
+    def _register(self, command, kind: AttributeKind, data_type: DataType | None, nb: int,
+                  ref_class: int = 0, value: int = 0) -> int:
+        self._require_class(command.class_handle, f"{kind.value} {command.name!r}: class")
+        self._emit(command.encode(self.version))
+        handle = command.attribute_handle
+        self._last_attribute = handle
+        self._attributes[handle] = AttributeInfo(
+            handle, command.class_handle, command.name, kind, data_type, nb, ref_class, value
+        )
+        return handle
+
+    def _require_class(self, handle: int, what: str) -> None:
+        if handle not in self._classes:
+            raise PvdError(f"{what} handle {handle} is not a registered class")
+
+    def attribute_info(self, handle: int) -> AttributeInfo:
+        """What attribute ``handle`` was registered as; :class:`PvdError` if unknown."""
+        try:
+            return self._attributes[handle]
+        except KeyError:
+            raise PvdError(f"attribute handle {handle} is not registered") from None
+
+    def class_name(self, handle: int) -> str:
+        """The name class ``handle`` was registered with."""
+        self._require_class(handle, "class")
+        return self._classes[handle][0]
+
+    def _is_a(self, cls: int, ancestor: int) -> bool:
+        seen = 0
+        while cls and seen <= len(self._classes):
+            if cls == ancestor:
+                return True
+            cls = self._classes.get(cls, ("", 0))[1]
+            seen += 1
+        return False
+
+    def _path(self, ref: AttributeRef, for_list: bool) -> _Path:
+        key = (int(ref) if isinstance(ref, int | np.integer) else tuple(int(h) for h in ref), for_list)
+        hit = self._paths.get(key)
+        if hit is not None:
+            return hit
+        handles = (key[0],) if isinstance(key[0], int) else key[0]
+        if not 1 <= len(handles) <= MAX_PATH_DEPTH:
+            raise PvdError(f"attribute path must hold 1..{MAX_PATH_DEPTH} handles, got {len(handles)}")
+        infos = [self.attribute_info(h) for h in handles]
+        label = ".".join([self._classes[infos[0].class_handle][0]] + [i.name for i in infos])
+        for outer, inner in zip(infos, infos[1:], strict=False):
+            if outer.kind != AttributeKind.CLASS:
+                raise PvdError(f"attribute path {label}: {outer.name!r} ({outer.kind.value}) is not "
+                               "a class attribute, so the path cannot continue past it")
+            if not self._is_a(outer.ref_class, inner.class_handle):
+                raise PvdError(f"attribute path {label}: {inner.name!r} belongs to class "
+                               f"{self._classes[inner.class_handle][0]!r}, not to "
+                               f"{self._classes[outer.ref_class][0]!r} (the class of {outer.name!r})")
+        last = infos[-1]
+        if for_list and last.kind != AttributeKind.UNIQUE_LIST:
+            raise PvdError(f"attribute {label} ({last.kind.value}) is not a unique-list attribute")
+        if not for_list and last.kind not in (AttributeKind.PLAIN, AttributeKind.FLAGS):
+            hint = {AttributeKind.UNIQUE_LIST: "; use add_to/remove_from_unique_list_attribute",
+                    AttributeKind.CLASS: "; set its members through a path [class attribute, member]",
+                    AttributeKind.ENUM_VALUE: "; enum values are constants"}[last.kind]
+            raise PvdError(f"attribute {label} ({last.kind.value}) cannot be set{hint}")
+        path = _Path(handles, struct.pack(f"<B{len(handles)}I", len(handles), *handles), last, label)
+        self._paths[key] = path
+        return path
+
+    # ------------------------------------------------------------------------------ values
+
+    def set_attribute(self, context: int, object: int, attribute: AttributeRef, value: object) -> None:
+        """Set an object's attribute (a handle or a class-attribute path) to ``value``.
+
+        ``value``: numpy array / scalar / sequence of the registered element count, converted to
+        the registered dtype (lossless for integers: out of range or fractional raises); ``str``
+        or ``bytes`` for STRING; for flags an int (u32) or a numpy uint8/uint16/uint32 scalar,
+        kept at its width as PhysX writes ``PxFlags`` storage.
+        """
+        path = self._path(attribute, False)
+        self._write_attr(Command.SET_ATTRIBUTE, context, object, path, _encode_value(path, value))
+
+    def set_attribute_bytes(self, context: int, object: int, attribute: AttributeRef,
+                            data: BytesLike) -> None:
+        """Set an attribute from a raw little-endian payload, written as given (no size check)."""
+        path = self._path(attribute, False)
+        self._write_attr(Command.SET_ATTRIBUTE, context, object, path, bytes(data))
+
+    def add_to_unique_list_attribute(self, context: int, object: int, attribute: AttributeRef,
+                                     item: object) -> None:
+        """Add one item (e.g. an object handle) to an object's unique-list attribute."""
+        path = self._path(attribute, True)
+        self._write_attr(Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE, context, object, path,
+                         _encode_value(path, item))
+
+    def remove_from_unique_list_attribute(self, context: int, object: int, attribute: AttributeRef,
+                                          item: object) -> None:
+        """Remove one item from an object's unique-list attribute."""
+        path = self._path(attribute, True)
+        self._write_attr(Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE, context, object, path,
+                         _encode_value(path, item))
+
+    def _write_attr(self, command: Command, context: int, obj: int, path: _Path, data: bytes) -> None:
+        if len(data) > 0xFFFFFFFF:
+            raise PvdError(f"attribute {path.label}: payload of {len(data)} bytes exceeds the u32 size field")
+        try:
+            head = _ATTR_HEAD.pack(command, context, obj)
+        except struct.error:
+            raise PvdError(f"attribute {path.label}: context {context!r} and object {obj!r} must be "
+                           "integers in 0..2**64-1") from None
+        self._emit(b"".join((head, path.encoded, _U32.pack(len(data)), data)))
+
+    def set_attribute_batch(self, context: int, objects: np.ndarray | Sequence[int],
+                            attribute: AttributeRef, values: object) -> None:
+        """Set one attribute of many objects: ``values[i]`` for ``objects[i]``, in order.
+
+        ``values`` has shape ``(n, count)`` (or ``(n,)`` when count is 1); all n commands are
+        encoded by numpy in one buffer and written in one stream write. Not for STRING.
+        """
+        path = self._path(attribute, False)
+        _check_u64(context, f"attribute {path.label}: context")
+        objs = _handles_array(objects, f"attribute {path.label}: objects")
+        arr, count = _batch_values(path, values, objs.shape)
+        if len(objs) == 0:
+            return
+        rec = np.empty(len(objs), _set_dtype(len(path.handles), arr.dtype, count))
+        _fill_set(rec, context, objs, path, arr, count)
+        self._emit(memoryview(rec.view(np.uint8)))
+
+    def write_frames(
+        self,
+        context: int,
+        timestamps: np.ndarray | Sequence[int],
+        blocks: Sequence[FrameBlock | tuple[object, Mapping[AttributeRef, object]]],
+        *,
+        stop_timestamps: np.ndarray | Sequence[int] | None = None,
+        chunk_bytes: int = 1 << 25,
+    ) -> None:
+        """Write whole frames: per frame f, START_FRAME(timestamps[f]); then for each block, for
+        each of its objects in order, one SET_ATTRIBUTE per column; then STOP_FRAME.
+
+        ``blocks`` are :class:`FrameBlock` s (or ``(objects, columns)`` pairs), typically one per
+        class: ``columns`` maps an attribute (handle or path) to values of shape ``(frames,
+        objects, count)`` (or ``(frames, objects)`` when count is 1). This is the high-rate path
+        of a simulation recorder: frames are encoded by numpy in chunks of about
+        ``chunk_bytes``, with no Python work per command. ``stop_timestamps`` defaults to
+        ``timestamps``.
+        """
+        ts = _handles_array(timestamps, "write_frames: timestamps", allow_zero=True)
+        stop = ts if stop_timestamps is None else _handles_array(
+            stop_timestamps, "write_frames: stop_timestamps", allow_zero=True)
+        if stop.shape != ts.shape:
+            raise PvdError(f"write_frames: {len(stop)} stop timestamps for {len(ts)} frames")
+        _check_u64(context, "write_frames: context")
+        names, formats, offsets, fills = ["start"], [_FRAME_DT], [0], []
+        at = _FRAME_DT.itemsize
+        for b, block in enumerate(blocks):
+            objects, columns = block
+            objs = _handles_array(objects, f"write_frames: block {b} objects")
+            fields: list[tuple[str, np.dtype, int]] = []
+            size = 0
+            for k, (ref, values) in enumerate(columns.items()):
+                path = self._path(ref, False)
+                arr, count = _batch_values(path, values, (len(ts), len(objs)))
+                dt = _set_dtype(len(path.handles), arr.dtype, count)
+                fields.append((f"c{k}", dt, size))
+                fills.append((f"b{b}", f"c{k}", objs, path, arr, count))
+                size += dt.itemsize
+            if not fields or not len(objs):
+                continue
+            obj_dt = np.dtype({"names": [f[0] for f in fields], "formats": [f[1] for f in fields],
+                               "offsets": [f[2] for f in fields], "itemsize": size})
+            names.append(f"b{b}")
+            formats.append((obj_dt, (len(objs),)))
+            offsets.append(at)
+            at += size * len(objs)
+        names.append("stop")
+        formats.append(_FRAME_DT)
+        offsets.append(at)
+        frame_dt = np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                             "itemsize": at + _FRAME_DT.itemsize})
+        per_chunk = max(1, chunk_bytes // frame_dt.itemsize)
+        for a in range(0, len(ts), per_chunk):
+            b = min(a + per_chunk, len(ts))
+            rec = np.empty(b - a, frame_dt)
+            for name, cmd, times in (("start", Command.START_FRAME, ts), ("stop", Command.STOP_FRAME, stop)):
+                rec[name]["cmd"] = cmd
+                rec[name]["ctx"] = context
+                rec[name]["time"] = times[a:b]
+            for block_name, col, objs, path, arr, count in fills:
+                if block_name in names:
+                    _fill_set(rec[block_name][col], context, objs[None, :], path, arr[a:b], count)
+            self._emit(memoryview(rec.view(np.uint8)))
+
+    # ---------------------------------------------------------------------- objects, frames
+
+    def create_object(self, context: int, class_handle: int, object: int, name: str | None = None) -> None:
+        """Object ``object`` (a producer-chosen u64, e.g. an address; not 0) of class
+        ``class_handle`` starts to exist in ``context``."""
+        self._require_class(class_handle, f"create_object {name!r}: class")
+        _check_u64(object, f"create_object {name!r}: object handle", nonzero=True)
+        _check_u64(context, f"create_object {name!r}: context")
+        self._emit(_CREATE.pack(Command.CREATE_OBJECT, context, class_handle, object)
+                   + encode_string(name, "object name"))
+
+    def destroy_object(self, context: int, object: int) -> None:
+        """Object ``object`` of ``context`` ends."""
+        self._emit(self._pack_pair(_DESTROY, Command.DESTROY_OBJECT, context, object, "destroy_object"))
+
+    def start_frame(self, context: int, timestamp: int) -> None:
+        """A frame of ``context`` begins at ``timestamp`` (u64 in the producer's unit)."""
+        self._emit(self._pack_pair(_FRAME, Command.START_FRAME, context, timestamp, "start_frame"))
+
+    def stop_frame(self, context: int, timestamp: int) -> None:
+        """The current frame of ``context`` ends at ``timestamp``."""
+        self._emit(self._pack_pair(_FRAME, Command.STOP_FRAME, context, timestamp, "stop_frame"))
+
+    @staticmethod
+    def _pack_pair(s: struct.Struct, cmd: Command, a: int, b: int, what: str) -> bytes:
+        try:
+            return s.pack(cmd, a, b)
+        except struct.error:
+            raise PvdError(f"{what}: arguments {a!r}, {b!r} must be integers in 0..2**64-1") from None
+
+    def record_message(self, context: int, message: str, file: str, line: int, type: int,
+                       class_handle: int = INVALID_HANDLE) -> None:
+        """Record a log message with its source location and a producer-defined type (0.4+)."""
+        if self.version[:2] < (0, 4):
+            raise PvdError(f"record_message: stream version {_vs(self.version)} has no messages (0.4+)")
+        _check_u64(context, "record_message: context")
+        for value, what in ((line, "line"), (type, "type"), (class_handle, "class handle")):
+            _check_u32(value, f"record_message: {what}")
+        self._emit(RecordMessage(context, message, file, line, type, class_handle).encode(self.version))
+
+
+# --------------------------------------------------------------------------------------------
+# Value conversion
+# --------------------------------------------------------------------------------------------
+
+_FRAME_DT = np.dtype({"names": ["cmd", "ctx", "time"], "formats": ["u1", "<u8", "<u8"],
+                      "offsets": [0, 1, 9], "itemsize": 17})
+_FLAGS_WIDTHS = (np.dtype("u1"), np.dtype("<u2"), np.dtype("<u4"))
+
+
+def _vs(version: Version) -> str:
+    return ".".join(map(str, version))
+
+
+def _data_type(data_type: DataType | int, what: str) -> DataType:
+    try:
+        return DataType(data_type)
+    except ValueError:
+        raise PvdError(f"{what}: unknown data type {data_type!r} (expected a DataType 0..13)") from None
+
+
+def _check_u32(value: int, what: str) -> None:
+    if not isinstance(value, int | np.integer) or not 0 <= value <= 0xFFFFFFFF:
+        raise PvdError(f"{what} must be an integer in 0..2**32-1, got {value!r}")
+
+
+def _check_u64(value: int, what: str, nonzero: bool = False) -> None:
+    if not isinstance(value, int | np.integer) or not (1 if nonzero else 0) <= value <= _U64_MAX:
+        raise PvdError(f"{what} must be an integer in {1 if nonzero else 0}..2**64-1, got {value!r}")
+
+
+def _expects(info: AttributeInfo) -> str:
+    assert info.data_type is not None
+    if info.kind == AttributeKind.UNIQUE_LIST:
+        return f"one {info.data_type.name} item"
+    if info.nb_elements == 0:
+        return f"any number × {info.data_type.name}"
+    return f"{info.nb_elements} × {info.data_type.name}"
+
+
+def _convert(value: object, dtype: np.dtype, path: _Path) -> np.ndarray:
+    """``value`` as an array of ``dtype``; integers must convert exactly."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise PvdError(f"attribute {path.label} expects {_expects(path.info)}, got an "
+                       f"unconvertible {type(value).__name__}: {exc}") from None
+    if arr.dtype == dtype:
+        return arr
+    src = arr.dtype.kind
+    ok = src in "biuf" if dtype.kind == "f" or arr.size == 0 else src in "biu"
+    if dtype.kind in "iu" and src == "f" and arr.size:
+        ok = bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)))
+    if not ok:
+        raise PvdError(f"attribute {path.label} expects {_expects(path.info)}, got "
+                       f"{type(value).__name__} of {arr.dtype} that does not convert exactly to "
+                       f"{path.info.data_type.name}: {np.array2string(arr.ravel()[:4])}")
+    if dtype.kind in "iu" and src in "iuf" and arr.size:
+        info = np.iinfo(dtype)
+        lo, hi = arr.min(), arr.max()
+        if lo < info.min or hi > info.max:
+            raise PvdError(f"attribute {path.label} expects {_expects(path.info)}: value range "
+                           f"{lo}..{hi} does not fit {path.info.data_type.name} ({info.min}..{info.max})")
+    return arr.astype(dtype)
+
+
+def _encode_value(path: _Path, value: object) -> bytes:
+    info = path.info
+    dt = info.data_type
+    assert dt is not None
+    if dt == DataType.STRING:
+        if isinstance(value, str):
+            return value.encode("utf-8", "surrogateescape")
+        if isinstance(value, bytes | bytearray | memoryview):
+            return bytes(value)
+        raise PvdError(f"attribute {path.label} expects a STRING (str or bytes), got {type(value).__name__}")
+    if isinstance(value, str | bytes | bytearray | memoryview):
+        raise PvdError(f"attribute {path.label} expects {_expects(info)}, got {type(value).__name__}; "
+                       "raw payloads go through set_attribute_bytes")
+    single = info.nb_elements == 1
+    vt = type(value)
+    if single and (vt is float or vt is int) and (vt is int or dt in _FLOAT_TYPES):
+        try:
+            return _SCALAR[dt].pack(value)
+        except (struct.error, OverflowError):
+            raise PvdError(
+                f"attribute {path.label} expects {_expects(info)}: {value!r} does not fit") from None
+    dtype = dt.numpy_dtype
+    if (dt == DataType.FLAGS_WORD and isinstance(value, np.ndarray | np.generic)
+            and value.dtype in _FLAGS_WIDTHS):
+        dtype = value.dtype.newbyteorder("<")
+    arr = _convert(value, dtype, path)
+    if info.nb_elements and arr.size != info.nb_elements:
+        raise PvdError(f"attribute {path.label} expects {_expects(info)}, got {arr.size} value"
+                       f"{'s' if arr.size != 1 else ''} (shape {arr.shape})")
+    return arr.tobytes()
+
+
+def _handles_array(values: object, what: str, allow_zero: bool = False) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise PvdError(f"{what} must be a 1-D array of integers, got {arr.dtype} with shape {arr.shape}")
+    if arr.size and (arr.min() < (0 if allow_zero else 1)):
+        need = "non-negative" if allow_zero else "positive (0 is the invalid handle)"
+        raise PvdError(f"{what} must be {need}")
+    return arr.astype("<u8")
+
+
+def _batch_values(path: _Path, values: object, lead: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    info = path.info
+    assert info.data_type is not None
+    if info.data_type == DataType.STRING:
+        raise PvdError(f"attribute {path.label}: STRING values have no batch path; use set_attribute")
+    dtype = info.data_type.numpy_dtype
+    if (info.data_type == DataType.FLAGS_WORD and isinstance(values, np.ndarray)
+            and values.dtype in _FLAGS_WIDTHS):
+        dtype = values.dtype.newbyteorder("<")
+    arr = _convert(values, dtype, path)
+    if arr.shape == lead and info.nb_elements in (0, 1):
+        arr = arr.reshape(*lead, 1)
+    if arr.ndim != len(lead) + 1 or arr.shape[:-1] != lead:
+        raise PvdError(f"attribute {path.label}: values of shape {arr.shape} do not match "
+                       f"{lead} × count ({_expects(info)} per object)")
+    count = arr.shape[-1]
+    if info.nb_elements and count != info.nb_elements:
+        raise PvdError(f"attribute {path.label} expects {_expects(info)}, got {count} per object "
+                       f"(values of shape {arr.shape})")
+    return arr, count
+
+
+def _set_dtype(depth: int, value_dtype: np.dtype, count: int) -> np.dtype:
+    """Packed record of one SET_ATTRIBUTE command with a fixed path and element count."""
+    q = 18 + 4 * depth
+    return np.dtype({
+        "names": ["cmd", "ctx", "obj", "depth", "path", "size", "data"],
+        "formats": ["u1", "<u8", "<u8", "u1", ("<u4", (depth,)), "<u4", (value_dtype, (count,))],
+        "offsets": [0, 1, 9, 17, 18, q, q + 4],
+        "itemsize": q + 4 + count * value_dtype.itemsize,
+    })
+
+
+def _fill_set(rec: np.ndarray, context: int, objects: np.ndarray, path: _Path, values: np.ndarray,
+              count: int) -> None:
+    rec["cmd"] = Command.SET_ATTRIBUTE
+    rec["ctx"] = context
+    rec["obj"] = objects
+    rec["depth"] = len(path.handles)
+    rec["path"] = path.handles
+    rec["size"] = count * values.dtype.itemsize
+    rec["data"] = values
