@@ -1,0 +1,660 @@
+"""The ``pvdkit`` command line: a thin layer over the library.
+
+Subcommands live in a registry, so other modules add theirs without touching this file's logic:
+
+* ``add_subcommand(SubCommand(name, help, configure, run))`` from any module that is imported
+  before :func:`main` runs (or listed in :data:`EXTENSIONS`, which :func:`main` imports);
+* ``add_subcommand(LazySubCommand(name, help, "package.module"))`` names a module with
+  ``configure(parser)`` and ``run(args)`` that is imported only when *that* subcommand is used,
+  so ``pvdkit info`` never pays for the simulator or Qt. ``record``, ``view``, ``diff`` and
+  ``bicycle`` are registered this way at the end of this file.
+
+Exit status: 0 on success, 2 on bad input (missing, unreadable or damaged file, unknown class or
+attribute, bad arguments) with a one-line ``pvdkit: error: …`` on stderr and no traceback.
+Warnings about damaged input are printed as one ``pvdkit: warning: …`` line each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import json
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+
+from pvdkit.types import Command, DataType, PvdError
+
+__all__ = ["EXTENSIONS", "LazySubCommand", "SubCommand", "add_subcommand", "build_parser", "main"]
+
+
+@dataclass(frozen=True)
+class SubCommand:
+    """One ``pvdkit <name>`` command: ``configure`` adds its arguments, ``run`` returns the exit
+    status (raise :class:`~pvdkit.types.PvdError` for bad input)."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class LazySubCommand:
+    """A subcommand whose module (defining ``configure(parser)`` and ``run(args)``) is imported
+    only when the subcommand is used — for commands with heavy imports (simulator, Qt)."""
+
+    name: str
+    help: str
+    module: str
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        self._module().configure(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        return self._module().run(args)
+
+    def _module(self):
+        try:
+            return importlib.import_module(self.module)
+        except ImportError as exc:
+            raise PvdError(f"the {self.name!r} command is unavailable: {exc}") from None
+
+
+_REGISTRY: dict[str, SubCommand | LazySubCommand] = {}
+
+#: Modules imported by :func:`main` before parsing; each registers subcommands at import.
+EXTENSIONS: list[str] = []
+
+
+def add_subcommand(command: SubCommand | LazySubCommand) -> None:
+    """Register a subcommand (a later registration of the same name replaces the earlier)."""
+    _REGISTRY[command.name] = command
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that reports usage errors as one line instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: {message}" if self.prog != "pvdkit" else message)
+
+
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every registered subcommand.
+
+    Lazy subcommands other than ``selected`` (the command being run) get a help-only parser, so
+    their modules are not imported.
+    """
+    for mod in EXTENSIONS:
+        importlib.import_module(mod)
+    parser = _Parser(
+        prog="pvdkit", description="Inspect, convert and compare OmniPVD recordings (.ovd, .h5)."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for cmd in list(_REGISTRY.values()):
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        if isinstance(cmd, LazySubCommand) and cmd.name != selected:
+            continue
+        cmd.configure(p)
+        p.set_defaults(_run=_REGISTRY[cmd.name].run if cmd.name in _REGISTRY else cmd.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``pvdkit`` with ``argv`` (default: the process arguments); returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    selected = next((a for a in argv if not a.startswith("-")), None)
+    try:
+        parser = build_parser(selected)
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        print(f"pvdkit: error: {exc}", file=sys.stderr)
+        return 2
+    except PvdError as exc:
+        print(f"pvdkit: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            status = args._run(args)
+        except PvdError as exc:
+            _print_warnings(caught)
+            print(f"pvdkit: error: {_one_line(str(exc))}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:
+            return 0
+        except KeyboardInterrupt:
+            print("pvdkit: interrupted", file=sys.stderr)
+            return 130
+        _print_warnings(caught)
+    return status
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    seen = set()
+    for w in caught:
+        msg = _one_line(str(w.message))
+        if msg not in seen:
+            seen.add(msg)
+            print(f"pvdkit: warning: {msg}", file=sys.stderr)
+
+
+def _open(path: str):
+    from pvdkit.recording import Recording
+
+    if not os.path.exists(path):
+        raise PvdError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise PvdError(f"{path}: is a directory, expected an .ovd or .h5 recording")
+    return Recording.open(path)
+
+
+# ============================================================================================
+# info
+# ============================================================================================
+
+
+def _info_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="an .ovd or .h5 recording")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--top", type=int, default=10, metavar="N", help="classes listed by object count (10)")
+
+
+def info_dict(path: str, top: int = 10) -> dict[str, Any]:
+    """What ``pvdkit info --json`` prints: version, sizes, command counts, top classes."""
+    with _open(path) as rec:
+        counts = rec.counts()
+        per_class: dict[str, int] = {}
+        for o in rec.objects:
+            if o.cls is not None:
+                per_class[o.cls.name] = per_class.get(o.cls.name, 0) + 1
+        attrs = [a for a in rec.attributes.values() if a.kind != "enum_value"]
+        return {
+            "file": path,
+            "format": "h5" if _is_h5(path) else "ovd",
+            "size_bytes": os.path.getsize(path),
+            "version": ".".join(str(v) for v in rec.version),
+            "classes": len(rec.classes_by_handle),
+            "attributes": len(attrs),
+            "enum_values": len(rec.attributes) - len(attrs),
+            "objects": len(rec.objects),
+            "frames": len(rec.frames),
+            "commands": counts,
+            "top_classes": [
+                {"class": c, "objects": n}
+                for c, n in sorted(per_class.items(), key=lambda kv: (-kv[1], kv[0]))[: max(top, 0)]
+            ],
+            "error": rec.error,
+        }
+
+
+def _is_h5(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(8) == b"\x89HDF\r\n\x1a\n"
+
+
+def _info_run(args: argparse.Namespace) -> int:
+    d = info_dict(args.file, args.top)
+    out = sys.stdout
+    if args.json:
+        json.dump(d, out, indent=2)
+        out.write("\n")
+        return 0
+    out.write(
+        f"{d['file']}: {d['format']} recording, {d['size_bytes']:,} bytes, OmniPVD version {d['version']}\n"
+    )
+    out.write(
+        f"  classes {d['classes']:,}, attributes {d['attributes']:,} (+{d['enum_values']:,} enum values), "
+        f"objects {d['objects']:,}, frames {d['frames']:,}\n"
+    )
+    if d["error"]:
+        out.write(f"  damaged: {d['error']}\n")
+    out.write("commands:\n")
+    width = max(len(k) for k in d["commands"])
+    for k, v in d["commands"].items():
+        out.write(f"  {k:<{width}}  {v:>12,}\n")
+    if d["top_classes"]:
+        out.write("top classes by object count:\n")
+        w = max(len(t["class"]) for t in d["top_classes"])
+        for t in d["top_classes"]:
+            out.write(f"  {t['class']:<{w}}  {t['objects']:>8,}\n")
+    return 0
+
+
+# ============================================================================================
+# dump
+# ============================================================================================
+
+
+def _dump_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="an .ovd or .h5 recording")
+    p.add_argument("--json", action="store_true", help="one JSON object per command per line (JSON Lines)")
+
+
+# Command names as ``pvdkit info`` counts them (register_attribute rows split into enum / flags below).
+_COMMAND_NAMES = {int(c): c.name.lower() for c in Command} | {
+    int(Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE): "add_to_unique_list",
+    int(Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE): "remove_from_unique_list",
+}
+
+
+def iter_dump(path: str):
+    """Every command of a recording in stream order as dicts (what ``pvdkit dump`` prints)."""
+    from pvdkit.ovd import codec
+    from pvdkit.ovd.tokenizer import iter_commands, open_ovd, tokenize
+
+    if not os.path.exists(path):
+        raise PvdError(f"{path}: no such file")
+    if _is_h5(path):
+        from pvdkit.h5.format import h5_to_ovd_bytes
+
+        buf = np.frombuffer(h5_to_ovd_bytes(path), np.uint8)
+        table = tokenize(buf, source_name=path)
+    else:
+        buf, table = open_ovd(path)
+    classes: dict[int, str] = {}
+    attrs: dict[int, tuple[str, DataType | None]] = {}
+    names: dict[int, str] = {}
+    for i, cmd in enumerate(iter_commands(buf, table)):
+        d: dict[str, Any] = {"index": i, "offset": int(table.offset[i]), "frame": int(table.frame[i])}
+        kind = int(table.kind[i])
+        d["command"] = _COMMAND_NAMES[kind]
+        if kind <= Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE and kind >= Command.SET_ATTRIBUTE:
+            leaf = attrs.get(cmd.path[-1])
+            d.update(
+                context=cmd.context,
+                object=cmd.object,
+                object_name=names.get(cmd.object, ""),
+                attribute=".".join(attrs.get(h, (str(h), None))[0] for h in cmd.path),
+                value=_value(cmd.data, leaf[1] if leaf else None),
+            )
+        elif isinstance(cmd, codec.RegisterClass):
+            classes[cmd.class_handle] = cmd.name
+            d.update(handle=cmd.class_handle, name=cmd.name, base=cmd.base_class)
+        elif isinstance(cmd, codec.RegisterEnumValue):
+            d["command"] = "register_enum"
+            attrs[cmd.attribute_handle] = (cmd.name, None)
+            d.update(
+                cls=classes.get(cmd.class_handle, cmd.class_handle),
+                handle=cmd.attribute_handle,
+                name=cmd.name,
+                value=cmd.value,
+            )
+        elif isinstance(cmd, codec.RegisterFlagsAttribute):
+            d["command"] = "register_flags"
+            attrs[cmd.attribute_handle] = (cmd.name, DataType.FLAGS_WORD)
+            d.update(
+                cls=classes.get(cmd.class_handle, cmd.class_handle),
+                handle=cmd.attribute_handle,
+                name=cmd.name,
+                enum=classes.get(cmd.enum_class_handle, cmd.enum_class_handle),
+            )
+        elif isinstance(cmd, codec.RegisterAttribute):
+            attrs[cmd.attribute_handle] = (cmd.name, cmd.data_type)
+            d.update(
+                cls=classes.get(cmd.class_handle, cmd.class_handle),
+                handle=cmd.attribute_handle,
+                name=cmd.name,
+                type=cmd.data_type.name.lower(),
+                count=cmd.nb_elements,
+            )
+        elif isinstance(cmd, codec.RegisterClassAttribute):
+            attrs[cmd.attribute_handle] = (cmd.name, None)
+            d.update(
+                cls=classes.get(cmd.class_handle, cmd.class_handle),
+                handle=cmd.attribute_handle,
+                name=cmd.name,
+                nested=classes.get(cmd.class_attribute_handle, cmd.class_attribute_handle),
+            )
+        elif isinstance(cmd, codec.RegisterUniqueListAttribute):
+            attrs[cmd.attribute_handle] = (cmd.name, cmd.data_type)
+            d.update(
+                cls=classes.get(cmd.class_handle, cmd.class_handle),
+                handle=cmd.attribute_handle,
+                name=cmd.name,
+                type=cmd.data_type.name.lower(),
+            )
+        elif isinstance(cmd, codec.CreateObject):
+            names[cmd.object] = cmd.name
+            d.update(
+                context=cmd.context,
+                cls=classes.get(cmd.class_handle, cmd.class_handle),
+                object=cmd.object,
+                name=cmd.name,
+            )
+        elif isinstance(cmd, codec.DestroyObject):
+            d.update(context=cmd.context, object=cmd.object, object_name=names.get(cmd.object, ""))
+        elif isinstance(cmd, (codec.StartFrame, codec.StopFrame)):
+            d.update(context=cmd.context, timestamp=cmd.timestamp)
+        elif isinstance(cmd, codec.RecordMessage):
+            d.update(
+                context=cmd.context,
+                message=cmd.message,
+                file=cmd.file,
+                line=cmd.line,
+                type=cmd.type,
+                cls=classes.get(cmd.class_handle, cmd.class_handle),
+            )
+        yield d
+    if table.error:
+        yield {"index": len(table), "offset": table.valid_end, "command": "damage", "error": table.error}
+
+
+def _value(data: bytes, dt: DataType | None) -> Any:
+    if dt is None:
+        return data.hex()
+    if dt == DataType.STRING:
+        return data.decode("utf-8", "surrogateescape").rstrip("\x00")
+    if dt == DataType.FLAGS_WORD:
+        return int.from_bytes(data, "little") if len(data) <= 8 else data.hex()
+    item = dt.numpy_dtype
+    if len(data) % item.itemsize:
+        return data.hex()
+    v = np.frombuffer(data, item).tolist()
+    return v[0] if len(v) == 1 else v
+
+
+def _dump_run(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    for d in iter_dump(args.file):
+        if args.json:
+            # ASCII escapes keep names with undecodable bytes (kept as surrogates) valid JSON
+            out.write(json.dumps(d, default=_json_default) + "\n")
+            continue
+        head = (
+            f"{d['index']:>9} {d['frame']:>6} {d['command']}"
+            if "frame" in d
+            else f"{d['index']:>9} {d['command']}"
+        )
+        rest = " ".join(
+            f"{k}={_fmt(v, k)}" for k, v in d.items() if k not in ("index", "frame", "command", "offset")
+        )
+        out.write(f"{head} {rest}\n")
+    return 0
+
+
+def _fmt(v: Any, key: str) -> str:
+    if isinstance(v, str):
+        return repr(v)
+    if isinstance(v, int) and (key == "object" or key == "context"):
+        return hex(v)
+    return str(v)
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (set, frozenset)):
+        return sorted(v)
+    return str(v)
+
+
+# ============================================================================================
+# series
+# ============================================================================================
+
+
+def _series_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="an .ovd or .h5 recording")
+    p.add_argument(
+        "attribute",
+        metavar="CLASS.ATTRIBUTE",
+        help="class name and attribute path, e.g. WheelRigidBodyState.correctedRotationSpeed",
+    )
+    p.add_argument(
+        "--object", metavar="NAME_OR_HANDLE", help="only this object (name, or handle in decimal or 0x…)"
+    )
+    p.add_argument("--csv", action="store_true", help="comma-separated values with a header row")
+
+
+def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str], list[list[Any]]]:
+    """Header and rows of ``pvdkit series``: frame, time, object, then one column per element."""
+    with _open(path) as rec:
+        cls, attr = _split_spec(rec, spec)
+        if obj is not None:
+            o = rec.find_object(obj)
+            if o.cls is None or not o.cls.is_a(cls):
+                raise PvdError(
+                    f"{path}: object {obj!r} is a {o.cls.name if o.cls else 'never-created object'}, "
+                    f"not a {cls.name}"
+                )
+            objects = [o]
+        else:
+            objects = rec.objects_of_class(cls)
+        chain = cls.paths.get(attr)
+        if chain is None:
+            known = ", ".join(sorted(cls.paths)[:15])
+            raise PvdError(
+                f"{path}: class {cls.name} has no attribute {attr!r} (it has: {known}"
+                f"{' …' if len(cls.paths) > 15 else ''})"
+            )
+        leaf = chain[-1]
+        frames_t = rec.frames
+        rows: list[tuple[int, int, list[Any]]] = []
+        width = 0
+        is_list = leaf.kind == "unique_list"
+        for k, o in enumerate(objects):
+            s = rec.series(o, attr)
+            if not len(s):
+                continue
+            if is_list:
+                items = s.items
+                for i in range(len(s)):
+                    it = items[i]
+                    it = it.item() if isinstance(it, np.generic) else it
+                    rows.append((int(s.frames[i]), k, [o.handle, "add" if s.added[i] else "remove", it]))
+                continue
+            vals = s.values
+            for i in range(len(s)):
+                v = vals[i]
+                cells = _cells(v)
+                width = max(width, len(cells))
+                rows.append((int(s.frames[i]), k, [o.handle, *cells]))
+        rows.sort(key=lambda r: (r[0], r[1]))
+        if is_list:
+            header = ["frame", "time", "object", "op", attr]
+        elif width <= 1 and (leaf.count <= 1):
+            header = ["frame", "time", "object", attr]
+        else:
+            header = ["frame", "time", "object", *(f"{attr}[{j}]" for j in range(width))]
+        out = []
+        for f, _, cells in rows:
+            t = int(frames_t.start[f]) if 0 <= f < len(frames_t) else None
+            out.append([f, t, *cells])
+        return header, out
+
+
+def _cells(v: Any) -> list[Any]:
+    if isinstance(v, np.ndarray):
+        return [x.item() for x in v.reshape(-1)]
+    if isinstance(v, np.generic):
+        return [v.item()]
+    if isinstance(v, (set, frozenset)):
+        return ["|".join(sorted(v))]
+    return [v]
+
+
+def _split_spec(rec, spec: str):
+    parts = spec.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        name = ".".join(parts[:i])
+        if name in rec.classes:
+            return rec.classes[name], ".".join(parts[i:])
+    if "." not in spec:
+        raise PvdError(f"{rec.source_name}: expected CLASS.ATTRIBUTE, got {spec!r}")
+    raise PvdError(f"{rec.source_name}: no class {spec.split('.')[0]!r} (in {spec!r})")
+
+
+def _series_run(args: argparse.Namespace) -> int:
+    header, rows = series_rows(args.file, args.attribute, args.object)
+    out = sys.stdout
+    if args.csv:
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(header)
+        for r in rows:
+            w.writerow(["" if c is None else _csv_cell(c) for c in r])
+        return 0
+    _table(out, header, [[("-" if c is None else _text_cell(c, j)) for j, c in enumerate(r)] for r in rows])
+    return 0
+
+
+def _csv_cell(c: Any) -> Any:
+    if isinstance(c, str):
+        return _printable(c)
+    return repr(c) if isinstance(c, float) else c
+
+
+def _printable(text: str) -> str:
+    """Text with undecodable bytes (kept as surrogates) shown as ``\\xNN`` instead of failing."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _text_cell(c: Any, col: int) -> str:
+    if col == 2 and isinstance(c, int):
+        return hex(c)
+    if isinstance(c, float):
+        return f"{c:.9g}"
+    return _printable(str(c))
+
+
+def _table(out: TextIO, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max([len(h)] + [len(r[j]) for r in rows if j < len(r)]) for j, h in enumerate(header)]
+    out.write("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)).rstrip() + "\n")
+    for r in rows:
+        out.write("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=False)).rstrip() + "\n")
+
+
+# ============================================================================================
+# convert
+# ============================================================================================
+
+#: Inputs at least this large get a progress bar on stderr.
+PROGRESS_MIN_BYTES = 16 << 20
+
+
+def _convert_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", help="an .ovd or .h5 recording")
+    p.add_argument("output", help="destination; the format follows its extension (.ovd, .h5, .hdf5)")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"show a progress bar on stderr (default: for inputs over {PROGRESS_MIN_BYTES >> 20} MB)",
+    )
+
+
+class ProgressBar:
+    """A plain-text progress bar on a stream: ``[#####.....]  50%``, redrawn in place."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, width: int = 40) -> None:
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.width = width
+        self._last = -1
+
+    def __call__(self, fraction: float) -> None:
+        pct = int(max(0.0, min(1.0, fraction)) * 100)
+        if pct == self._last:
+            return
+        self._last = pct
+        filled = pct * self.width // 100
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {pct:3d}%")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self._last >= 0:
+            self(1.0)
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _convert_run(args: argparse.Namespace) -> int:
+    from pvdkit.convert import convert
+
+    src = args.input
+    if not os.path.exists(src):
+        raise PvdError(f"{src}: no such file")
+    show = args.progress if args.progress is not None else os.path.getsize(src) >= PROGRESS_MIN_BYTES
+    bar = ProgressBar(f"converting {os.path.basename(src)}") if show else None
+    try:
+        convert(src, args.output, progress=bar)
+    finally:
+        if bar is not None:
+            bar.done()
+    print(f"{src} -> {args.output} ({os.path.getsize(args.output):,} bytes)", file=sys.stderr)
+    return 0
+
+
+add_subcommand(
+    SubCommand(
+        "info",
+        "format version, sizes, command counts and top classes of a recording",
+        _info_configure,
+        _info_run,
+    )
+)
+add_subcommand(
+    SubCommand("dump", "every command of a recording in order, human readable", _dump_configure, _dump_run)
+)
+add_subcommand(
+    SubCommand(
+        "series",
+        "the time series of one attribute (all objects of a class, or one)",
+        _series_configure,
+        _series_run,
+    )
+)
+add_subcommand(
+    SubCommand(
+        "convert",
+        "convert between .ovd and .h5 (by the output's extension)",
+        _convert_configure,
+        _convert_run,
+    )
+)
+
+
+# Subcommands of later parts of pvdkit, imported only when used.
+add_subcommand(
+    LazySubCommand(
+        "record", "simulate a vehicle through a driving scenario and record it (.ovd or .h5)", "pvdkit.record"
+    )
+)
+add_subcommand(
+    LazySubCommand("view", "open recordings in the desktop viewer, or render one to an image", "viewer.cli")
+)
+add_subcommand(
+    LazySubCommand(
+        "diff",
+        "compare two recordings semantically (objects by identity, values with tolerances)",
+        "pvdkit.diff.cli",
+    )
+)
+add_subcommand(
+    LazySubCommand(
+        "bicycle",
+        "linear bicycle model: understeer gradient, characteristic/critical speed, yaw-rate response",
+        "pvdkit.bicycle_cli",
+    )
+)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

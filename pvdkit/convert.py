@@ -1,0 +1,99 @@
+"""Convert recordings between ``.ovd`` and HDF5 (``.h5``), by the destination's extension.
+
+``.ovd → .h5`` indexes the stream and writes one HDF5 recording (see
+``docs/recording-format.md``); ``.h5 → .ovd`` rebuilds the original bytes exactly (the HDF5
+format is lossless); ``.h5 → .h5`` rewrites (compacts) a recording; ``.ovd → .ovd`` copies the
+stream after checking it. ``progress(fraction)`` is called with 0 … 1 as the work advances.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from pvdkit.h5.format import h5_to_ovd_bytes, write_h5
+from pvdkit.ovd.tokenizer import open_ovd, tokenize
+from pvdkit.recording import check_ovd_header
+from pvdkit.types import PvdError, PvdWarning
+
+Progress = Callable[[float], None]
+
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+_H5_EXTENSIONS = (".h5", ".hdf5")
+
+
+def format_of(path: str | os.PathLike, *, existing: bool) -> str:
+    """``"h5"`` or ``"ovd"``: by content (HDF5 signature) for an existing file, else by extension."""
+    p = os.fspath(path)
+    if existing:
+        try:
+            with open(p, "rb") as f:
+                head = f.read(8)
+        except OSError as exc:
+            raise PvdError(f"cannot open {p}: {exc.strerror or exc}") from None
+        if head == _HDF5_SIGNATURE:
+            return "h5"
+        if p.lower().endswith(_H5_EXTENSIONS):
+            raise PvdError(f"{p}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
+        with open(p, "rb") as f:
+            check_ovd_header(f.read(12), p)
+        return "ovd"
+    low = p.lower()
+    if low.endswith(_H5_EXTENSIONS):
+        return "h5"
+    if low.endswith(".ovd"):
+        return "ovd"
+    raise PvdError(f"{p}: unknown output format; use a .ovd, .h5 or .hdf5 extension")
+
+
+def convert(src: str | os.PathLike, dst: str | os.PathLike, progress: Progress | None = None) -> None:
+    """Convert ``src`` (``.ovd`` or ``.h5``) into ``dst`` (format by its extension).
+
+    A damaged ``.ovd`` converts with a :class:`~pvdkit.types.PvdWarning`: its complete commands
+    are indexed and the damaged tail is kept verbatim, so converting back gives the same bytes.
+    Raises :class:`PvdError` for unreadable input or an unknown output extension.
+    """
+    src, dst = os.fspath(src), os.fspath(dst)
+    out_fmt = format_of(dst, existing=False)
+    in_fmt = format_of(src, existing=True)
+    if os.path.abspath(src) == os.path.abspath(dst):
+        raise PvdError(f"{src}: source and destination are the same file")
+    report = progress or (lambda _x: None)
+    if in_fmt == "ovd":
+        if out_fmt == "ovd":
+            _check_ovd(src)
+            shutil.copyfile(src, dst)
+            report(1.0)
+            return
+        buf, table = open_ovd(src)
+        report(0.05)
+        write_h5(
+            buf, table, dst, source_name=os.path.basename(src), progress=lambda x: report(0.05 + 0.95 * x)
+        )
+        return
+    data = h5_to_ovd_bytes(src, progress=lambda x: report(0.5 * x if out_fmt == "h5" else x))
+    if out_fmt == "ovd":
+        _write_file(dst, data)
+        report(1.0)
+        return
+    arr = np.frombuffer(data, np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PvdWarning)
+        table = tokenize(arr, source_name=src)
+    write_h5(arr, table, dst, source_name=os.path.basename(src), progress=lambda x: report(0.5 + 0.5 * x))
+
+
+def _check_ovd(path: str) -> None:
+    open_ovd(path)  # raises for a bad header, warns for damage
+
+
+def _write_file(path: str, data: bytes) -> None:
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        raise PvdError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,11 @@
+"""HDF5 recordings: a lossless, chunked and compressed form of an OmniPVD stream.
+
+:class:`H5Writer` appends indexed batches, :class:`H5Stream` is a writer stream (it receives the
+``.ovd`` bytes a :class:`pvdkit.writer.OmniPvdWriter` produces and appends while recording),
+:func:`h5_to_ovd_bytes` rebuilds the exact ``.ovd``. The schema: ``docs/recording-format.md``.
+"""
+
+from pvdkit.h5.format import FORMAT_NAME, FORMAT_VERSION, H5Writer, h5_to_ovd_bytes, open_h5_data
+from pvdkit.h5.stream import H5Stream
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "H5Stream", "H5Writer", "h5_to_ovd_bytes", "open_h5_data"]

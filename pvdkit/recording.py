@@ -1,0 +1,1780 @@
+"""The query model: classes, objects, frames and per-attribute time series of any recording.
+
+Why this shape: a viewer or a diff asks "what was attribute X of object O at frame F" millions of
+times and "give me the whole curve of X" a few times. So a recording is indexed once into numpy
+columns (no Python object per command or per sample), samples of one (object, attribute path)
+are grouped into a *series* (their frame numbers plus their values), and every point query is a
+binary search in one series (zero-order hold: the last value set at or before the frame).
+
+Open any recording with :meth:`Recording.open` (``.ovd`` or ``.h5``, a path or in-memory bytes)::
+
+    rec = Recording.open("tests/data/vehicles_short.ovd")
+    wheel = rec.objects_of_class("WheelRigidBodyState")[0]
+    frames, speed = rec.series(wheel, "correctedRotationSpeed")   # int32 frames, float32 values
+    rec.value_at(wheel, "correctedRotationSpeed", 3)               # zero-order hold at frame 3
+    wheel.state_at(3)                                              # every attribute at frame 3
+
+Frames are numbered 0, 1, 2 … in file order (the n-th START_FRAME is frame n-1); commands before
+the first START_FRAME belong to frame -1 and are visible from frame 0 on.
+
+Object lifetimes: PhysX reuses object handles (they are pointers) once an object is destroyed, so
+every CREATE_OBJECT starts a new :class:`Object` (a *lifetime*); attribute commands belong to the
+latest lifetime of their handle created at or before them. An attribute command on a handle
+that was never created makes an *implicit* object (class unknown) so that no data is dropped.
+
+The index is built by :class:`IndexBuilder` (compiled loops, hash maps in numpy arrays), which
+can also be fed a stream piece by piece: the HDF5 recorder (:mod:`pvdkit.h5`) uses it to append
+batches while recording.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from pvdkit.ovd.codec import (
+    RecordMessage,
+    RegisterAttribute,
+    RegisterClass,
+    RegisterClassAttribute,
+    RegisterEnumValue,
+    RegisterFlagsAttribute,
+    RegisterUniqueListAttribute,
+    Version,
+    decode_command_at,
+)
+from pvdkit.ovd.tokenizer import CommandTable, as_byte_array, open_ovd, tokenize
+from pvdkit.types import Command, DataType, PvdError, PvdWarning
+
+__all__ = [
+    "NEVER",
+    "Attribute",
+    "AttributeRegistration",
+    "Class",
+    "Frames",
+    "IndexBuilder",
+    "ListSeries",
+    "Message",
+    "Object",
+    "Recording",
+    "RecordingData",
+    "Samples",
+    "Series",
+]
+
+#: ``destroyed`` frame of an object that is never destroyed (in the numpy tables).
+NEVER = np.iinfo(np.int32).max
+
+#: Series families: values set by SET_ATTRIBUTE, or unique-list membership changes.
+FAMILY_SET = 0
+FAMILY_LIST = 1
+
+AttributeRegistration = (
+    RegisterAttribute
+    | RegisterEnumValue
+    | RegisterFlagsAttribute
+    | RegisterClassAttribute
+    | RegisterUniqueListAttribute
+)
+
+_ATTR_KINDS = (
+    Command.SET_ATTRIBUTE,
+    Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE,
+    Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE,
+)
+_DEEP_PATH_BIT = np.uint64(1 << 32)
+
+
+# ============================================================================================
+# Compiled kernels
+# ============================================================================================
+#
+# A hash map is three arrays (keys u64, values i64, used u8) of a power-of-two capacity with
+# linear probing; it is grown (``_grow``) before it gets more than half full.
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, inline="always")
+def _probe(keys, used, key):
+    mask = keys.shape[0] - 1
+    i = np.int64((key * _GOLDEN) >> np.uint64(40)) & mask
+    while used[i] and keys[i] != key:
+        i = (i + 1) & mask
+    return i
+
+
+@njit(cache=True)
+def _grow(keys, vals, used):
+    cap = keys.shape[0] * 2
+    nk = np.zeros(cap, np.uint64)
+    nv = np.zeros(cap, np.int64)
+    nu = np.zeros(cap, np.uint8)
+    for j in range(keys.shape[0]):
+        if used[j]:
+            i = _probe(nk, nu, keys[j])
+            nk[i] = keys[j]
+            nv[i] = vals[j]
+            nu[i] = 1
+    return nk, nv, nu
+
+
+# Counters of ``_index_rows`` (one small int64 array, updated in place).
+(
+    _C_LIFE,
+    _C_PATH,
+    _C_SERIES,
+    _C_ATTR,
+    _C_DESTROY,
+    _C_NEW_LIFE,
+    _C_NEW_PATH,
+    _C_NEW_SERIES,
+    _C_EXC,
+    _C_DEEP,
+    _C_OTHER,
+) = range(11)
+
+
+@njit(cache=True)
+def _index_rows(
+    start,
+    cnt,
+    kind,
+    obj,
+    ctx,
+    attribute,
+    deep_rows,
+    deep_keys,
+    lk,
+    lv,
+    lu,
+    pk,
+    pv,
+    pu,
+    sk,
+    sv,
+    su,
+    s_ctx,
+    attr_rows,
+    attr_sid,
+    destroy_life,
+    new_life_row,
+    new_life_implicit,
+    new_path_key,
+    new_s_life,
+    new_s_path,
+    new_s_family,
+    exc_rows,
+    other_rows,
+):
+    """Assign lifetimes, path ids and series ids to the rows of one batch, in stream order.
+
+    ``l*``: handle → lifetime map, ``p*``: path key → path id, ``s*``: series key → series id;
+    ``s_ctx`` the context of each series; ``cnt`` the counters (see ``_C_*``). Path keys are the
+    attribute handle, or for multi-handle paths ``deep_keys`` (rows ``deep_rows``, sorted).
+    Appends to the compact outputs (attribute rows and their series, lifetime of each destroy,
+    things first seen, rows whose context differs from their series', rows of every other
+    command but CREATE_OBJECT). Stops before a row that
+    could overfill a map and returns (row to resume at, what to grow: 1 lifetimes, 2 paths,
+    3 series, 4 ``s_ctx``; 0 = done): growing inside the loop would make numba's code slow.
+    """
+    last_h = np.uint64(0)
+    last_life = np.int64(-1)
+    has_last = False
+    for r in range(start, kind.shape[0]):
+        k = kind[r]
+        if k == 9:
+            ln = cnt[0]
+            if 2 * (ln + 1) > lk.shape[0]:
+                return r, 1
+            i = _probe(lk, lu, obj[r])
+            lk[i] = obj[r]
+            lv[i] = ln
+            lu[i] = 1
+            new_life_row[cnt[5]] = r
+            new_life_implicit[cnt[5]] = 0
+            cnt[5] += 1
+            cnt[0] = ln + 1
+            has_last = False
+        elif k != 6 and k != 7 and k != 8:
+            other_rows[cnt[10]] = r
+            cnt[10] += 1
+            if k == 10:
+                i = _probe(lk, lu, obj[r])
+                destroy_life[cnt[4]] = lv[i] if lu[i] else -1
+                cnt[4] += 1
+        else:
+            if 2 * (cnt[0] + 1) > lk.shape[0]:
+                return r, 1
+            if 2 * (cnt[1] + 1) > pk.shape[0]:
+                return r, 2
+            if 2 * (cnt[2] + 1) > sk.shape[0]:
+                return r, 3
+            if cnt[2] + 1 > s_ctx.shape[0]:
+                return r, 4
+            h = obj[r]
+            if has_last and h == last_h:
+                life = last_life
+            else:
+                i = _probe(lk, lu, h)
+                if lu[i]:
+                    life = lv[i]
+                else:
+                    life = cnt[0]
+                    lk[i] = h
+                    lv[i] = life
+                    lu[i] = 1
+                    new_life_row[cnt[5]] = r
+                    new_life_implicit[cnt[5]] = 1
+                    cnt[5] += 1
+                    cnt[0] = life + 1
+                last_h = h
+                last_life = life
+                has_last = True
+            j = cnt[9]
+            if j < deep_rows.shape[0] and deep_rows[j] == r:
+                key = deep_keys[j]
+                cnt[9] = j + 1
+            else:
+                key = np.uint64(attribute[r])
+            i = _probe(pk, pu, key)
+            if pu[i]:
+                path = pv[i]
+            else:
+                path = cnt[1]
+                pk[i] = key
+                pv[i] = path
+                pu[i] = 1
+                new_path_key[cnt[6]] = key
+                cnt[6] += 1
+                cnt[1] = path + 1
+            fam = 0 if k == 6 else 1
+            skey = (np.uint64(life) << np.uint64(32)) | (np.uint64(path) << np.uint64(1)) | np.uint64(fam)
+            i = _probe(sk, su, skey)
+            if su[i]:
+                sid = sv[i]
+                if s_ctx[sid] != ctx[r]:
+                    exc_rows[cnt[8]] = r
+                    cnt[8] += 1
+            else:
+                sid = cnt[2]
+                sk[i] = skey
+                sv[i] = sid
+                su[i] = 1
+                s_ctx[sid] = ctx[r]
+                new_s_life[cnt[7]] = life
+                new_s_path[cnt[7]] = path
+                new_s_family[cnt[7]] = fam
+                cnt[7] += 1
+                cnt[2] = sid + 1
+            attr_rows[cnt[3]] = r
+            attr_sid[cnt[3]] = sid
+            cnt[3] += 1
+    return kind.shape[0], 0
+
+
+@njit(cache=True)
+def _group_rows(keys, rows, n_groups):
+    """Counting sort: ``rows`` grouped by ``keys`` (0..n_groups-1), order within a group kept.
+
+    Returns the grouped rows and ``starts`` (group g is ``grouped[starts[g]:starts[g+1]]``).
+    """
+    starts = np.zeros(n_groups + 1, np.int64)
+    for i in range(keys.shape[0]):
+        starts[keys[i] + 1] += 1
+    for g in range(n_groups):
+        starts[g + 1] += starts[g]
+    fill = starts[:-1].copy()
+    grouped = np.empty(keys.shape[0], np.int64)
+    for i in range(keys.shape[0]):
+        g = keys[i]
+        grouped[fill[g]] = rows[i]
+        fill[g] += 1
+    return grouped, starts
+
+
+@njit(cache=True)
+def _gather_fixed(buf, offsets, size):
+    out = np.empty((offsets.shape[0], size), np.uint8)
+    for i in range(offsets.shape[0]):
+        o = offsets[i]
+        for j in range(size):
+            out[i, j] = buf[o + j]
+    return out
+
+
+@njit(cache=True)
+def _gather_ragged(buf, offsets, sizes):
+    n = offsets.shape[0]
+    starts = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        starts[i + 1] = starts[i] + sizes[i]
+    out = np.empty(starts[n], np.uint8)
+    for i in range(n):
+        o = offsets[i]
+        s = starts[i]
+        for j in range(sizes[i]):
+            out[s + j] = buf[o + j]
+    return out, starts
+
+
+class _HashMap:
+    """State of one compiled hash map (see ``_probe``); grows inside the kernels."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        cap = 1 << max(4, math.ceil(math.log2(max(capacity, 16))))
+        self.keys = np.zeros(cap, np.uint64)
+        self.vals = np.zeros(cap, np.int64)
+        self.used = np.zeros(cap, np.uint8)
+        self.count = 0
+
+    def arrays(self) -> tuple:
+        return self.keys, self.vals, self.used
+
+
+# ============================================================================================
+# Tables shared by every source (ovd, h5) and the HDF5 writer
+# ============================================================================================
+
+
+@dataclass
+class ObjectTable:
+    """One row per object lifetime, in order of appearance (creation, or first use if implicit).
+
+    ``cls`` is 0 and ``create_command`` -1 for implicit objects; ``destroyed`` is :data:`NEVER`
+    and ``destroy_command`` -1 while the object lives.
+    """
+
+    handle: np.ndarray  # uint64
+    cls: np.ndarray  # uint32 class handle
+    context: np.ndarray  # uint64
+    name: list[str]
+    created: np.ndarray  # int32 frame
+    destroyed: np.ndarray  # int32 frame or NEVER
+    create_command: np.ndarray  # int64 command index, -1 = implicit
+    destroy_command: np.ndarray  # int64, -1 = alive
+
+    @staticmethod
+    def empty() -> ObjectTable:
+        return ObjectTable(
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.uint32),
+            np.zeros(0, np.uint64),
+            [],
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+        )
+
+    def __len__(self) -> int:
+        return len(self.handle)
+
+
+@dataclass
+class FrameTable:
+    """One row per START_FRAME: its context and timestamps (``stop`` valid where ``stopped``)."""
+
+    context: np.ndarray  # uint64
+    start: np.ndarray  # uint64
+    stop: np.ndarray  # uint64
+    stopped: np.ndarray  # bool
+    command: np.ndarray  # int64 index of the START_FRAME command
+
+    def __len__(self) -> int:
+        return len(self.context)
+
+
+@dataclass
+class SeriesTable:
+    """One row per series: a (object lifetime, attribute path, family) with its sample count.
+
+    ``context`` is the context of the series' first command (later commands with another context
+    are kept as exceptions by the HDF5 format); ``family`` is :data:`FAMILY_SET` or
+    :data:`FAMILY_LIST`.
+    """
+
+    object: np.ndarray  # int64 lifetime index
+    path: np.ndarray  # int32 path id
+    family: np.ndarray  # uint8
+    context: np.ndarray  # uint64
+    count: np.ndarray  # int64 number of samples
+
+    def __len__(self) -> int:
+        return len(self.object)
+
+
+@dataclass(frozen=True)
+class Message:
+    """A RECORD_MESSAGE: text, source location, type and the frame it was recorded in."""
+
+    context: int
+    message: str
+    file: str
+    line: int
+    type: int
+    class_handle: int
+    frame: int
+    command: int
+
+
+@dataclass
+class Samples:
+    """Raw samples of one series as bytes: fixed-size ``(n, size)`` or ragged ``flat``/``offsets``.
+
+    ``ops`` holds the command code of each sample of a unique-list series (7 add, 8 remove).
+    """
+
+    frames: np.ndarray  # int32
+    fixed: np.ndarray | None = None  # (n, size) uint8
+    flat: np.ndarray | None = None  # uint8
+    offsets: np.ndarray | None = None  # int64 (n + 1)
+    ops: np.ndarray | None = None  # uint8
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def payload(self, i: int) -> bytes:
+        """Raw bytes of sample ``i``."""
+        if self.fixed is not None:
+            return self.fixed[i].tobytes()
+        return self.flat[self.offsets[i] : self.offsets[i + 1]].tobytes()
+
+    def sizes(self) -> np.ndarray:
+        """Payload size in bytes of each sample."""
+        if self.fixed is not None:
+            return np.full(len(self.frames), self.fixed.shape[1], np.int64)
+        return np.diff(self.offsets)
+
+    @staticmethod
+    def concat(parts: Sequence[Samples]) -> Samples:
+        """Join consecutive pieces of one series (e.g. HDF5 segments) in order."""
+        if len(parts) == 1:
+            return parts[0]
+        frames = np.concatenate([p.frames for p in parts]) if parts else np.zeros(0, np.int32)
+        ops = np.concatenate([p.ops for p in parts]) if parts and parts[0].ops is not None else None
+        widths = {p.fixed.shape[1] if p.fixed is not None else -1 for p in parts}
+        if parts and len(widths) == 1 and -1 not in widths:
+            return Samples(frames, fixed=np.concatenate([p.fixed for p in parts]), ops=ops)
+        flats, offs, base = [], [np.zeros(1, np.int64)], 0
+        for p in parts:
+            if p.fixed is not None:
+                flats.append(p.fixed.reshape(-1))
+                o = np.arange(1, len(p.frames) + 1, dtype=np.int64) * p.fixed.shape[1]
+            else:
+                flats.append(p.flat)
+                o = p.offsets[1:]
+            offs.append(o + base)
+            base += len(flats[-1])
+        flat = np.concatenate(flats) if flats else np.zeros(0, np.uint8)
+        return Samples(frames, flat=flat, offsets=np.concatenate(offs), ops=ops)
+
+
+@dataclass
+class RecordingData:
+    """Everything a :class:`Recording` needs from a source, in numpy tables.
+
+    ``load_samples(series_id)`` returns the :class:`Samples` of one series; ``counts()`` the
+    command counts under the keys of :data:`pvdkit.ovd.COUNT_KEYS`.
+    """
+
+    version: Version
+    source_name: str
+    registrations: list[RegisterClass | AttributeRegistration]
+    objects: ObjectTable
+    frames: FrameTable
+    messages: list[Message]
+    paths: list[tuple[int, ...]]
+    series: SeriesTable
+    counts: Callable[[], dict[str, int]]
+    load_samples: Callable[[int], Samples]
+    error: str | None = None
+    close: Callable[[], None] = lambda: None
+    n_commands: int = 0
+
+
+# ============================================================================================
+# Index builder
+# ============================================================================================
+
+
+@dataclass
+class Batch:
+    """What one piece of a stream adds to the index (all indices global).
+
+    Rows are the commands of ``table`` (a tokenizer table over ``buffer``); ``row0`` is the global
+    index of its first command. Attribute commands are ``attr_rows`` (local row indices) with
+    their series ids ``attr_series``; ``context_exceptions`` lists (global command index,
+    context) of attribute commands whose context differs from their series' context.
+    """
+
+    row0: int
+    buffer: np.ndarray
+    table: CommandTable
+    registrations: list[tuple[int, RegisterClass | AttributeRegistration]]
+    objects: ObjectTable  # new lifetimes
+    object0: int  # index of the first new lifetime
+    destroys: dict[str, np.ndarray]  # context, handle, object, command, frame
+    destroyed_updates: dict[str, np.ndarray]  # object, frame, command (lifetimes ended here)
+    frames: FrameTable  # new frames (stop filled when it arrived in this batch)
+    frame0: int
+    stops: dict[str, np.ndarray]  # context, time, frame, command
+    stop_updates: dict[str, np.ndarray]  # frame, time (earlier frames stopped here)
+    messages: list[Message]
+    paths: list[tuple[int, ...]]  # new paths
+    path0: int
+    series: SeriesTable  # new series (count = samples in this batch)
+    series0: int
+    attr_rows: np.ndarray
+    attr_series: np.ndarray
+    series_counts: np.ndarray  # samples added per series id in this batch (all ids < series0+len)
+    context_exceptions: tuple[np.ndarray, np.ndarray]
+
+
+class IndexBuilder:
+    """Turns tokenized pieces of one stream into index :class:`Batch` es, keeping state between them.
+
+    Feed it the whole stream at once (``Recording`` on an ``.ovd``) or piece after piece (the
+    HDF5 recorder); ids of lifetimes, paths and series are given in order of first appearance,
+    so the result does not depend on how the stream was split.
+    """
+
+    def __init__(self, version: Version) -> None:
+        self.version = version
+        self._life = _HashMap()
+        self._path = _HashMap()
+        self._series = _HashMap()
+        self._deep: dict[tuple[int, ...], int] = {}
+        self.paths: list[tuple[int, ...]] = []
+        self.n_rows = 0
+        self.n_frames = 0
+        self._s_ctx = np.zeros(1024, np.uint64)
+        self.object_destroyed = np.zeros(0, np.int32)
+        self._open_frame: dict[int, int] = {}
+
+    def feed(self, buffer: np.ndarray, table: CommandTable) -> Batch:
+        """Index the commands of ``table`` (tokenized from ``buffer``) as the next batch."""
+        buf = as_byte_array(buffer)
+        n = len(table)
+        row0 = self.n_rows
+        kind = table.kind
+        deep_rows = np.flatnonzero(table.depth > 1) if n and table.depth.max() > 1 else np.zeros(0, np.int64)
+        deep_keys = self._deep_keys(buf, table, deep_rows)
+        attr_rows = np.empty(n, np.int32 if n < 2**31 else np.int64)
+        attr_sid = np.empty(n, np.int32)
+        destroy_life = np.empty(n, np.int64)
+        other_rows = np.empty(n, np.int64)
+        new_life_row = np.empty(n, np.int64)
+        new_life_implicit = np.empty(n, np.uint8)
+        new_path_key = np.empty(n, np.uint64)
+        new_s_life = np.empty(n, np.int64)
+        new_s_path = np.empty(n, np.int64)
+        new_s_family = np.empty(n, np.uint8)
+        exc_rows = np.empty(n, np.int64)
+        life0, path0, series0 = self._life.count, self._path.count, self._series.count
+        cnt = np.zeros(11, np.int64)
+        cnt[_C_LIFE], cnt[_C_PATH], cnt[_C_SERIES] = life0, path0, series0
+        maps = (self._life, self._path, self._series)
+        r = 0
+        while True:
+            r, grow = _index_rows(
+                r,
+                cnt,
+                kind,
+                table.object,
+                table.context,
+                table.attribute,
+                deep_rows,
+                deep_keys,
+                *self._life.arrays(),
+                *self._path.arrays(),
+                *self._series.arrays(),
+                self._s_ctx,
+                attr_rows,
+                attr_sid,
+                destroy_life,
+                new_life_row,
+                new_life_implicit,
+                new_path_key,
+                new_s_life,
+                new_s_path,
+                new_s_family,
+                exc_rows,
+                other_rows,
+            )
+            if grow == 4:
+                self._s_ctx = np.concatenate([self._s_ctx, np.zeros(max(1024, len(self._s_ctx)), np.uint64)])
+            elif grow:
+                m = maps[grow - 1]
+                m.keys, m.vals, m.used = _grow(m.keys, m.vals, m.used)
+            else:
+                break
+        for m, c in zip(maps, (_C_LIFE, _C_PATH, _C_SERIES), strict=True):
+            m.count = int(cnt[c])
+        n_life, n_path, n_series = int(cnt[_C_NEW_LIFE]), int(cnt[_C_NEW_PATH]), int(cnt[_C_NEW_SERIES])
+        attr_rows = attr_rows[: cnt[_C_ATTR]]
+        attr_series = attr_sid[: cnt[_C_ATTR]]
+        exc_rows = exc_rows[: cnt[_C_EXC]]
+        other_rows = other_rows[: cnt[_C_OTHER]]
+        other_kind = kind[other_rows]
+
+        # Paths first seen here.
+        new_paths = []
+        inv_deep = {v: k for k, v in self._deep.items()} if n_path else {}
+        for key in new_path_key[:n_path]:
+            key = int(key)
+            new_paths.append(inv_deep[key & 0xFFFFFFFF] if key & (1 << 32) else (key,))
+        self.paths.extend(new_paths)
+
+        frame = table.frame
+        # Objects (lifetimes) first seen here.
+        objects = self._new_objects(buf, table, new_life_row[:n_life], new_life_implicit[:n_life], row0)
+        self.object_destroyed = np.concatenate([self.object_destroyed, objects.destroyed])
+
+        # Destroys.
+        d_rows = other_rows[other_kind == Command.DESTROY_OBJECT]
+        d_obj = destroy_life[: cnt[_C_DESTROY]]
+        destroys = {
+            "context": table.context[d_rows].copy(),
+            "handle": table.object[d_rows].copy(),
+            "object": d_obj,
+            "command": d_rows + row0,
+            "frame": frame[d_rows].astype(np.int32),
+        }
+        upd_obj, upd_frame, upd_cmd = [], [], []
+        for j in range(len(d_rows)):
+            o = int(d_obj[j])
+            if o >= 0 and self.object_destroyed[o] == NEVER:
+                self.object_destroyed[o] = frame[d_rows[j]]
+                upd_obj.append(o)
+                upd_frame.append(int(frame[d_rows[j]]))
+                upd_cmd.append(int(d_rows[j]) + row0)
+        upd = {
+            "object": np.asarray(upd_obj, np.int64),
+            "frame": np.asarray(upd_frame, np.int32),
+            "command": np.asarray(upd_cmd, np.int64),
+        }
+        for o, f, c in zip(upd["object"], upd["frame"], upd["command"], strict=True):
+            if o >= life0:
+                objects.destroyed[o - life0] = f
+                objects.destroy_command[o - life0] = c
+
+        fr_rows = other_rows[(other_kind == Command.START_FRAME) | (other_kind == Command.STOP_FRAME)]
+        frames, stops, stop_updates, frame0 = self._frames(buf, table, fr_rows, row0)
+
+        # Registrations and messages: few, decoded one by one.
+        registrations = []
+        reg_rows = other_rows[other_kind <= Command.REGISTER_UNIQUE_LIST_ATTRIBUTE]
+        for r in reg_rows:
+            cmd, _ = decode_command_at(buf, int(table.offset[r]), self.version, table.source_name)
+            registrations.append((int(r) + row0, cmd))
+        messages = []
+        for r in other_rows[other_kind == Command.RECORD_MESSAGE]:
+            m, _ = decode_command_at(buf, int(table.offset[r]), self.version, table.source_name)
+            assert isinstance(m, RecordMessage)
+            messages.append(
+                Message(
+                    m.context, m.message, m.file, m.line, m.type, m.class_handle, int(frame[r]), int(r) + row0
+                )
+            )
+
+        # Series.
+        total_series = series0 + n_series
+        series_counts = np.bincount(attr_series, minlength=total_series).astype(np.int64)
+        series = SeriesTable(
+            new_s_life[:n_series].copy(),
+            new_s_path[:n_series].astype(np.int32),
+            new_s_family[:n_series].copy(),
+            self._s_ctx[series0:total_series].copy(),
+            series_counts[series0:total_series].copy(),
+        )
+        context_exceptions = ((exc_rows + row0).astype(np.int64), table.context[exc_rows].copy())
+
+        self.n_rows += n
+        return Batch(
+            row0=row0,
+            buffer=buf,
+            table=table,
+            registrations=registrations,
+            objects=objects,
+            object0=life0,
+            destroys=destroys,
+            destroyed_updates=upd,
+            frames=frames,
+            frame0=frame0,
+            stops=stops,
+            stop_updates=stop_updates,
+            messages=messages,
+            paths=new_paths,
+            path0=path0,
+            series=series,
+            series0=series0,
+            attr_rows=attr_rows,
+            attr_series=attr_series,
+            series_counts=series_counts,
+            context_exceptions=context_exceptions,
+        )
+
+    def _deep_keys(self, buf: np.ndarray, table: CommandTable, rows: np.ndarray) -> np.ndarray:
+        """Path keys of attribute commands whose path has several handles (class attributes)."""
+        keys = np.zeros(len(rows), np.uint64)
+        if not len(rows):
+            return keys
+        depths = table.depth[rows]
+        for d in np.unique(depths):
+            sel = np.flatnonzero(depths == d)
+            idx = table.offset[rows[sel]][:, None] + 18 + np.arange(4 * int(d))
+            handles = buf[idx].copy().view("<u4").reshape(len(sel), int(d))
+            uniq, inverse = np.unique(handles, axis=0, return_inverse=True)
+            ids = np.empty(len(uniq), np.uint64)
+            for u, path in enumerate(uniq):
+                t = tuple(int(h) for h in path)
+                ids[u] = self._deep.setdefault(t, len(self._deep))
+            keys[sel] = ids[inverse.reshape(-1)] | _DEEP_PATH_BIT
+        return keys
+
+    def _new_objects(
+        self, buf: np.ndarray, table: CommandTable, rows: np.ndarray, implicit: np.ndarray, row0: int
+    ) -> ObjectTable:
+        n = len(rows)
+        created = table.frame[rows].astype(np.int32)
+        cls = np.zeros(n, np.uint32)
+        names = [""] * n
+        explicit = np.flatnonzero(implicit == 0)
+        if len(explicit):
+            offs = table.offset[rows[explicit]]
+            cls[explicit] = buf[offs[:, None] + 9 + np.arange(4)].copy().view("<u4").reshape(-1)
+            lens = buf[offs[:, None] + 21 + np.arange(2)].copy().view("<u2").reshape(-1)
+            for j, o, ln in zip(explicit.tolist(), offs.tolist(), lens.tolist(), strict=True):
+                if ln:
+                    names[j] = bytes(buf[o + 23 : o + 23 + ln]).decode("utf-8", "surrogateescape")
+        return ObjectTable(
+            handle=table.object[rows].copy(),
+            cls=cls,
+            context=table.context[rows].copy(),
+            name=names,
+            created=created,
+            destroyed=np.full(n, NEVER, np.int32),
+            create_command=np.where(implicit == 0, rows + row0, -1).astype(np.int64),
+            destroy_command=np.full(n, -1, np.int64),
+        )
+
+    def _frames(self, buf: np.ndarray, table: CommandTable, fr_rows: np.ndarray, row0: int):
+        kind = table.kind
+        starts = fr_rows[kind[fr_rows] == Command.START_FRAME]
+        st_rows = fr_rows[kind[fr_rows] == Command.STOP_FRAME]
+        times = buf[table.offset[fr_rows][:, None] + 9 + np.arange(8)].copy().view("<u8").reshape(-1)
+        frame0 = self.n_frames
+        nf = len(starts)
+        frames = FrameTable(
+            table.context[starts].copy(),
+            times[kind[fr_rows] == Command.START_FRAME],
+            np.zeros(nf, np.uint64),
+            np.zeros(nf, bool),
+            starts + row0,
+        )
+        is_start = kind[fr_rows] == Command.START_FRAME
+        stop_times = times[~is_start]
+        stop_frame = np.full(len(st_rows), -1, np.int64)
+        start_ctx = table.context[starts]
+        stop_ctx = table.context[st_rows]
+        # A STOP_FRAME closes the latest START_FRAME of its context unless a STOP of that context
+        # came in between (then it closes nothing); the open frame of each context carries over.
+        for c in np.unique(table.context[fr_rows]).tolist():
+            s_idx = np.flatnonzero(start_ctx == c)
+            t_idx = np.flatnonzero(stop_ctx == c)
+            s_rows, t_rows = starts[s_idx], st_rows[t_idx]
+            j = np.searchsorted(s_rows, t_rows) - 1
+            prev_stop = np.concatenate([[-1], t_rows[:-1]])
+            ok = np.zeros(len(t_rows), bool)
+            if len(s_rows):
+                ok = (j >= 0) & (s_rows[np.maximum(j, 0)] > prev_stop)
+            stop_frame[t_idx[ok]] = frame0 + s_idx[j[ok]]
+            carried = self._open_frame.pop(c, -1)
+            if len(t_rows) and j[0] < 0 and carried >= 0:
+                stop_frame[t_idx[0]] = carried
+            elif carried >= 0 and not len(t_rows) and not len(s_rows):
+                self._open_frame[c] = carried
+            if len(s_rows) and (not len(t_rows) or s_rows[-1] > t_rows[-1]):
+                self._open_frame[c] = frame0 + int(s_idx[-1])
+        self.n_frames += nf
+        mine = stop_frame >= frame0
+        frames.stop[stop_frame[mine] - frame0] = stop_times[mine]
+        frames.stopped[stop_frame[mine] - frame0] = True
+        earlier = (stop_frame >= 0) & ~mine
+        stop_updates = {"frame": stop_frame[earlier], "time": stop_times[earlier]}
+        stops = {
+            "context": stop_ctx.copy(),
+            "time": stop_times,
+            "frame": stop_frame.astype(np.int32),
+            "command": st_rows + row0,
+        }
+        return frames, stops, stop_updates, frame0
+
+
+def merge_batch_tables(batches: Sequence[Batch]) -> tuple[ObjectTable, FrameTable, SeriesTable]:
+    """Objects, frames and series of consecutive batches as whole tables (updates applied)."""
+    objs = ObjectTable.empty()
+    parts_o = [b.objects for b in batches]
+    if parts_o:
+        objs = ObjectTable(
+            np.concatenate([p.handle for p in parts_o]),
+            np.concatenate([p.cls for p in parts_o]),
+            np.concatenate([p.context for p in parts_o]),
+            [n for p in parts_o for n in p.name],
+            np.concatenate([p.created for p in parts_o]),
+            np.concatenate([p.destroyed for p in parts_o]),
+            np.concatenate([p.create_command for p in parts_o]),
+            np.concatenate([p.destroy_command for p in parts_o]),
+        )
+    for b in batches:
+        u = b.destroyed_updates
+        objs.destroyed[u["object"]] = u["frame"]
+        objs.destroy_command[u["object"]] = u["command"]
+    frames = FrameTable(
+        *(
+            np.concatenate([getattr(b.frames, f) for b in batches])
+            for f in ("context", "start", "stop", "stopped", "command")
+        )
+    )
+    for b in batches:
+        frames.stop[b.stop_updates["frame"]] = b.stop_updates["time"]
+        frames.stopped[b.stop_updates["frame"]] = True
+    series = SeriesTable(
+        *(
+            np.concatenate([getattr(b.series, f) for b in batches])
+            for f in ("object", "path", "family", "context", "count")
+        )
+    )
+    for b in batches:  # samples a batch added to series that earlier batches started
+        series.count[: b.series0] += b.series_counts[: b.series0]
+    return objs, frames, series
+
+
+# ============================================================================================
+# Registry model: classes and attributes
+# ============================================================================================
+
+
+@dataclass(eq=False)
+class Attribute:
+    """A registered attribute of a class.
+
+    ``kind`` is ``"value"`` (``count`` × ``data_type``; count 0 = variable length), ``"flags"``
+    (a FLAGS_WORD whose bits or value name members of ``enum_class``), ``"class"`` (a nested
+    instance of ``attribute_class``, reached by a path), ``"unique_list"`` (a set of
+    ``data_type`` items) or ``"enum_value"`` (one named value of an enum class, ``value``).
+    """
+
+    handle: int
+    name: str
+    owner: Class
+    kind: str
+    data_type: DataType | None
+    count: int
+    enum_class: Class | None = None
+    attribute_class: Class | None = None
+    value: int | None = None
+
+    def __repr__(self) -> str:
+        what = {
+            "value": f"{self.data_type.name if self.data_type is not None else '?'}×{self.count}",
+            "flags": f"flags of {self.enum_class.name if self.enum_class else '?'}",
+            "class": f"class {self.attribute_class.name if self.attribute_class else '?'}",
+            "unique_list": f"unique list of {self.data_type.name if self.data_type is not None else '?'}",
+            "enum_value": f"= {self.value}",
+        }[self.kind]
+        return f"<Attribute {self.owner.name}.{self.name} #{self.handle} {what}>"
+
+
+@dataclass(eq=False)
+class Class:
+    """A registered class: name, handle, base class, own attributes and (for enums) values."""
+
+    handle: int
+    name: str
+    base: Class | None = None
+    attributes: dict[str, Attribute] = field(default_factory=dict)
+    enum_values: dict[str, int] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        base = f" : {self.base.name}" if self.base else ""
+        return f"<Class {self.name}{base} #{self.handle}>"
+
+    @property
+    def mro(self) -> list[Class]:
+        """This class, then its base, its base's base … (cycles in bad input are cut)."""
+        chain, seen, c = [], set(), self
+        while c is not None and c.handle not in seen:
+            chain.append(c)
+            seen.add(c.handle)
+            c = c.base
+        return chain
+
+    def is_a(self, other: Class | str) -> bool:
+        """True when this class is ``other`` or derives from it (by name or Class)."""
+        name = other if isinstance(other, str) else other.name
+        return any(c.name == name for c in self.mro)
+
+    def all_attributes(self) -> dict[str, Attribute]:
+        """Own and inherited attributes (base classes first), enum values excluded."""
+        out: dict[str, Attribute] = {}
+        for c in reversed(self.mro):
+            for name, a in c.attributes.items():
+                out[name] = a
+        return out
+
+    @cached_property
+    def paths(self) -> dict[str, tuple[Attribute, ...]]:
+        """Every settable attribute path, by dotted name: class attributes are expanded.
+
+        A class attribute ``pose`` of class ``Transform`` (attributes ``p``, ``q``) gives
+        ``"pose.p"`` and ``"pose.q"``; plain, flags and unique-list attributes give themselves.
+        """
+        return self._paths(0)
+
+    def _paths(self, depth: int) -> dict[str, tuple[Attribute, ...]]:
+        out: dict[str, tuple[Attribute, ...]] = {}
+        for name, a in self.all_attributes().items():
+            if a.kind == "class":
+                if a.attribute_class is not None and depth < 16:
+                    for sub, chain in a.attribute_class._paths(depth + 1).items():
+                        out[f"{name}.{sub}"] = (a, *chain)
+            else:
+                out[name] = (a,)
+        return out
+
+    @property
+    def is_flags(self) -> bool:
+        """True for an enum class whose values are bits: decoded as a set of names, not one name.
+
+        OmniPVD registers enums and flags the same way (a FLAGS_WORD attribute naming an enum
+        class), so pvdkit tells them apart by the values: flags have no 0 value, and every value
+        is a single bit or a mask of at least two of the class's bits (``eALL``). ``PxActorType``
+        (0, 1, 2 …) is an enum, ``PxActorFlag`` (1, 2, 4, 8) flags.
+        """
+        vals = set(self.enum_values.values())
+        if not vals or 0 in vals:
+            return False
+        bits = {v for v in vals if v & (v - 1) == 0}
+        if not bits:
+            return False
+        all_bits = 0
+        for v in bits:
+            all_bits |= v
+        return all(bin(v & all_bits).count("1") >= 2 for v in vals - bits)
+
+
+def build_registry(
+    regs: Sequence[RegisterClass | AttributeRegistration], source_name: str
+) -> tuple[dict[int, Class], dict[int, Attribute]]:
+    """Classes and attributes (by handle) from registration commands in stream order."""
+    classes: dict[int, Class] = {}
+    attrs: dict[int, Attribute] = {}
+    pending_base: list[tuple[Class, int]] = []
+    late: list[tuple[Attribute, int, str]] = []
+
+    def owner(h: int, what: str) -> Class:
+        c = classes.get(h)
+        if c is None:  # attribute of a class never registered: keep it under a placeholder
+            c = classes[h] = Class(h, f"<unregistered class {h}>")
+        return c
+
+    for r in regs:
+        if isinstance(r, RegisterClass):
+            c = classes.get(r.class_handle)
+            if c is None:
+                c = classes[r.class_handle] = Class(r.class_handle, r.name)
+            else:
+                c.name = r.name
+            if r.base_class:
+                pending_base.append((c, r.base_class))
+        elif isinstance(r, RegisterEnumValue):
+            c = owner(r.class_handle, "enum value")
+            c.enum_values[r.name] = r.value
+            attrs[r.attribute_handle] = Attribute(
+                r.attribute_handle, r.name, c, "enum_value", DataType.ENUM_VALUE, 1, value=r.value
+            )
+        elif isinstance(r, RegisterFlagsAttribute):
+            c = owner(r.class_handle, "flags attribute")
+            a = Attribute(r.attribute_handle, r.name, c, "flags", DataType.FLAGS_WORD, 1)
+            late.append((a, r.enum_class_handle, "enum"))
+            c.attributes[r.name] = attrs[r.attribute_handle] = a
+        elif isinstance(r, RegisterClassAttribute):
+            c = owner(r.class_handle, "class attribute")
+            a = Attribute(r.attribute_handle, r.name, c, "class", None, 0)
+            late.append((a, r.class_attribute_handle, "nested"))
+            c.attributes[r.name] = attrs[r.attribute_handle] = a
+        elif isinstance(r, RegisterUniqueListAttribute):
+            c = owner(r.class_handle, "unique list attribute")
+            c.attributes[r.name] = attrs[r.attribute_handle] = Attribute(
+                r.attribute_handle, r.name, c, "unique_list", r.data_type, 1
+            )
+        elif isinstance(r, RegisterAttribute):
+            c = owner(r.class_handle, "attribute")
+            c.attributes[r.name] = attrs[r.attribute_handle] = Attribute(
+                r.attribute_handle, r.name, c, "value", r.data_type, r.nb_elements
+            )
+    for c, b in pending_base:
+        c.base = classes.get(b)
+    for a, h, what in late:
+        if what == "enum":
+            a.enum_class = classes.get(h)
+        else:
+            a.attribute_class = classes.get(h)
+    return classes, attrs
+
+
+# ============================================================================================
+# Objects, frames, series
+# ============================================================================================
+
+
+class Object:
+    """One lifetime of an object: handle, name, class, context, creation and destruction frame.
+
+    ``created`` is the frame of its CREATE_OBJECT (-1 = before the first frame; for implicit
+    objects the frame of their first attribute command), ``destroyed`` the frame of its
+    DESTROY_OBJECT or None. ``cls`` is None for implicit objects (never created in the stream).
+    """
+
+    __slots__ = ("_rec", "index", "handle", "name", "cls", "context", "created", "destroyed")
+
+    def __init__(
+        self,
+        rec: Recording,
+        index: int,
+        handle: int,
+        name: str,
+        cls: Class | None,
+        context: int,
+        created: int,
+        destroyed: int | None,
+    ) -> None:
+        self._rec = rec
+        self.index = index
+        self.handle = handle
+        self.name = name
+        self.cls = cls
+        self.context = context
+        self.created = created
+        self.destroyed = destroyed
+
+    def __repr__(self) -> str:
+        cname = self.cls.name if self.cls else "?"
+        name = f" {self.name!r}" if self.name else ""
+        return f"<Object {cname}{name} 0x{self.handle:x} frames {self.created}..{self.destroyed}>"
+
+    @property
+    def recording(self) -> Recording:
+        return self._rec
+
+    @property
+    def implicit(self) -> bool:
+        """True for an object that was used but never created in the stream."""
+        return self.cls is None
+
+    def alive_at(self, frame: int) -> bool:
+        """True when the object existed during ``frame`` (created at or before, destroyed at or after)."""
+        return self.created <= frame and (self.destroyed is None or frame <= self.destroyed)
+
+    def attribute_names(self) -> list[str]:
+        """Dotted names of the attributes that have data for this object."""
+        return self._rec._attribute_names(self)
+
+    def series(self, attribute: str | Attribute | Sequence[Attribute | int]) -> Series | ListSeries:
+        """The time series of one attribute (see :meth:`Recording.series`)."""
+        return self._rec.series(self, attribute)
+
+    def value_at(self, attribute: str | Attribute | Sequence[Attribute | int], frame: int) -> Any:
+        """The value of ``attribute`` at ``frame`` (zero-order hold); None if not yet set."""
+        return self._rec.value_at(self, attribute, frame)
+
+    def state_at(self, frame: int) -> dict[str, Any]:
+        """Every attribute of the object at ``frame`` (dotted name → value; None if not yet set)."""
+        return self._rec.state_at(self, frame)
+
+    def __getitem__(self, attribute: str) -> Series | ListSeries:
+        return self.series(attribute)
+
+
+class Frames:
+    """The frames of a recording: numpy columns indexed by frame number (0 … len-1).
+
+    ``start``/``stop`` are the producer's timestamps (PhysX: a frame counter); ``stopped`` is
+    False for a frame that was never closed (``stop`` is then 0).
+    """
+
+    def __init__(self, table: FrameTable) -> None:
+        self.context = table.context
+        self.start = table.start
+        self.stop = table.stop
+        self.stopped = table.stopped
+        self.command = table.command
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def __getitem__(self, i: int) -> dict[str, int | None]:
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"frame {i} out of range (recording has {n} frames)")
+        return {
+            "index": i % n,
+            "context": int(self.context[i]),
+            "start": int(self.start[i]),
+            "stop": int(self.stop[i]) if self.stopped[i] else None,
+        }
+
+    def __iter__(self) -> Iterator[dict[str, int | None]]:
+        return (self[i] for i in range(len(self)))
+
+    def time(self, frames: np.ndarray | int) -> np.ndarray | int:
+        """Start timestamps of frame numbers (frame -1, before any frame, maps to 0)."""
+        f = np.asarray(frames)
+        t = np.where(f >= 0, self.start[np.clip(f, 0, max(len(self) - 1, 0))] if len(self) else 0, 0)
+        return int(t) if np.ndim(frames) == 0 else t.astype(np.uint64)
+
+
+def _decode_kind(attr: Attribute | None) -> tuple[str, np.dtype | None]:
+    """How values of ``attr`` decode: (kind, element dtype)."""
+    if attr is None:
+        return "bytes", None
+    dt = attr.data_type
+    if attr.kind == "flags":
+        cls = attr.enum_class
+        return ("flags" if cls is not None and cls.is_flags else "enum"), None
+    if dt is None:
+        return "bytes", None
+    if dt == DataType.STRING:
+        return "string", None
+    if dt == DataType.OBJECT_HANDLE:
+        return "handle", dt.numpy_dtype
+    return "numeric", dt.numpy_dtype
+
+
+def _typed(samples: Samples, dtype: np.dtype | None, *, uint_by_size: bool = False):
+    """Samples as a typed array ``(n, k)`` (or ``(n,)`` when k == 1), or a list when ragged."""
+    if samples.fixed is not None:
+        raw = samples.fixed
+        size = raw.shape[1]
+        if uint_by_size and size in (1, 2, 4, 8):
+            dtype = np.dtype(f"<u{size}")
+        if dtype is None or size % dtype.itemsize:
+            return raw
+        arr = raw.view(dtype) if raw.flags.c_contiguous else np.ascontiguousarray(raw).view(dtype)
+        return arr[:, 0] if arr.shape[1] == 1 else arr
+    out = []
+    for i in range(len(samples)):
+        b = samples.flat[samples.offsets[i] : samples.offsets[i + 1]]
+        d = dtype
+        if uint_by_size and len(b) in (1, 2, 4, 8):
+            d = np.dtype(f"<u{len(b)}")
+        out.append(b.view(d) if d is not None and len(b) % d.itemsize == 0 else b)
+    return out
+
+
+def _words(raw) -> list[int]:
+    """Each sample of an enum/flags series as one unsigned int, whatever width it was written in."""
+    if isinstance(raw, np.ndarray) and raw.ndim == 1:
+        return raw.tolist()
+    return [int.from_bytes(np.ascontiguousarray(v).view(np.uint8).tobytes(), "little") for v in raw]
+
+
+def _text(raw: bytes) -> str:
+    """A STRING payload as text: UTF-8 (undecodable bytes kept as surrogates), the C terminator
+    PhysX writes (``"/World/Tank\\0"``) dropped."""
+    return raw.decode("utf-8", "surrogateescape").rstrip("\x00")
+
+
+class Series:
+    """The values one object's attribute took over time (SET_ATTRIBUTE commands).
+
+    ``frames`` (int32, non-decreasing) is the frame of each sample; ``values`` the decoded
+    values: numeric → array ``(n, k)`` or ``(n,)`` when each sample is one element (k is the
+    elements actually written, which PhysX sometimes makes differ from the registered count);
+    variable-length samples → a list of 1-D arrays; object handles → uint64 array (resolve
+    with :meth:`Recording.resolve`); enums → array of names; flags → list of frozensets of
+    names (unknown bits as hex strings); strings → list of str (trailing NULs dropped).
+    ``raw`` is the undecoded numeric form. Unpacks as ``frames, values = series``.
+    """
+
+    family = FAMILY_SET
+
+    def __init__(
+        self, rec: Recording, obj: Object, path: tuple[Attribute, ...] | None, name: str, samples: Samples
+    ) -> None:
+        self.recording = rec
+        self.object = obj
+        self.path = path
+        self.name = name
+        self.attribute = path[-1] if path else None
+        self.frames = samples.frames
+        self.samples = samples
+        self._kind, self._dtype = _decode_kind(self.attribute)
+
+    def __repr__(self) -> str:
+        return f"<Series {self.object.name or hex(self.object.handle)}.{self.name} ({len(self)} samples)>"
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.frames, self.values))
+
+    @cached_property
+    def raw(self):
+        """Numeric form: element values (enums and flags as unsigned ints, strings as bytes)."""
+        return _typed(self.samples, self._dtype, uint_by_size=self._kind in ("enum", "flags"))
+
+    @cached_property
+    def values(self):
+        """Decoded values (see the class docstring)."""
+        raw = self.raw
+        if self._kind == "string":
+            return [_text(bytes(r)) for r in raw]
+        if self._kind == "enum":
+            names = {v: k for k, v in reversed(list(self.attribute.enum_class.enum_values.items()))}
+            words = _words(raw)
+            table = {v: names.get(v, str(v)) for v in set(words)}
+            return np.array([table[v] for v in words], dtype=object)
+        if self._kind == "flags":
+            return [self._flag_names(v) for v in _words(raw)]
+        return raw
+
+    @cached_property
+    def _flag_table(self) -> list[tuple[int, str]]:
+        return sorted((v, k) for k, v in self.attribute.enum_class.enum_values.items() if v & (v - 1) == 0)
+
+    def _flag_names(self, word: int) -> frozenset[str]:
+        names, rest = [], word
+        for bit, name in self._flag_table:
+            if word & bit:
+                names.append(name)
+                rest &= ~bit
+        b = 1
+        while rest:
+            if rest & b:
+                names.append(hex(b))
+                rest &= ~b
+            b <<= 1
+        return frozenset(names)
+
+    @property
+    def times(self) -> np.ndarray:
+        """Start timestamp of the frame of each sample (0 for samples before the first frame)."""
+        return self.recording.frames.time(self.frames)
+
+    @cached_property
+    def _frames64(self) -> np.ndarray:
+        # int64 so that searchsorted with a Python int does not convert the whole array per call
+        return self.frames.astype(np.int64)
+
+    def index_at(self, frame: int) -> int:
+        """Index of the sample in force at ``frame`` (the last at or before it), -1 if none."""
+        return int(self._frames64.searchsorted(int(frame), "right")) - 1
+
+    def at(self, frame: int, default: Any = None) -> Any:
+        """The value in force at ``frame`` (zero-order hold), ``default`` before the first sample."""
+        i = self.index_at(frame)
+        if i < 0:
+            return default
+        return self._value(i)
+
+    def _value(self, i: int) -> Any:
+        k = self._kind
+        if k in ("numeric", "handle", "bytes"):
+            v = self.raw[i]
+            return v.item() if isinstance(v, np.generic) else v
+        if k == "string":
+            return _text(self.samples.payload(i))
+        return self.values[i]
+
+
+class ListSeries:
+    """Membership changes of one object's unique-list attribute (ADD / REMOVE commands).
+
+    ``frames`` is the frame of each change, ``added`` True for an add and False for a remove,
+    ``items`` the item of each change (object handles as uint64, else like :class:`Series`
+    values). :meth:`members_at` gives the members in force at a frame, in order of addition.
+    """
+
+    family = FAMILY_LIST
+
+    def __init__(
+        self, rec: Recording, obj: Object, path: tuple[Attribute, ...] | None, name: str, samples: Samples
+    ) -> None:
+        self.recording = rec
+        self.object = obj
+        self.path = path
+        self.name = name
+        self.attribute = path[-1] if path else None
+        self.frames = samples.frames
+        self.samples = samples
+        self.added = samples.ops == Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE
+        self._kind, self._dtype = _decode_kind(self.attribute)
+
+    def __repr__(self) -> str:
+        return f"<ListSeries {self.object.name or hex(self.object.handle)}.{self.name} ({len(self)} changes)>"
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.frames, self.added, self.items))
+
+    @cached_property
+    def items(self):
+        """The item of each change (uint64 handles, numbers, or str for string lists)."""
+        if self._kind == "string":
+            return [_text(self.samples.payload(i)) for i in range(len(self))]
+        return _typed(self.samples, self._dtype)
+
+    def members_at(self, frame: int) -> list[Any]:
+        """Members at ``frame``: items whose last change at or before it is an add, oldest first."""
+        n = int(self.frames.astype(np.int64).searchsorted(int(frame), "right"))
+        items = self.items
+        if isinstance(items, np.ndarray) and items.ndim == 1:
+            part = items[:n][::-1]
+            uniq, first = np.unique(part, return_index=True)
+            last = n - 1 - first  # index of the latest change of each item
+            keep = self.added[last]
+            sel = np.argsort(last[keep], kind="stable")
+            return [v.item() for v in uniq[keep][sel]]
+        state: dict[Any, bool] = {}
+        for i in range(n):
+            it = items[i]
+            key = it.tobytes() if isinstance(it, np.ndarray) else it
+            state.pop(key, None)
+            if self.added[i]:
+                state[key] = it
+        return list(state.values())
+
+    def at(self, frame: int, default: Any = None) -> list[Any]:
+        """Same as :meth:`members_at` (the list's value at ``frame``)."""
+        return self.members_at(frame)
+
+    def membership(self) -> list[tuple[int, list[Any]]]:
+        """(frame, members) after the last change of every frame that changed the list."""
+        change_frames = np.unique(self.frames)
+        return [(int(f), self.members_at(int(f))) for f in change_frames]
+
+
+# ============================================================================================
+# Recording
+# ============================================================================================
+
+_MAGIC_HDF5 = b"\x89HDF\r\n\x1a\n"
+
+
+class Recording:
+    """The query model of one recording (see the module docstring).
+
+    Build with :meth:`open`; attributes: ``version``, ``source_name``, ``classes`` (name →
+    :class:`Class`), ``objects`` (every lifetime, in order of appearance), ``frames``
+    (:class:`Frames`), ``messages`` (:class:`Message` list), ``error`` (damage description or
+    None). Use as a context manager to release an HDF5 file or memory map.
+    """
+
+    def __init__(self, data: RecordingData) -> None:
+        self._data = data
+        self.version = data.version
+        self.source_name = data.source_name
+        self.error = data.error
+        self._classes_by_handle, self._attributes = build_registry(data.registrations, data.source_name)
+        self.classes: dict[str, Class] = {}
+        for c in self._classes_by_handle.values():
+            self.classes.setdefault(c.name, c)
+        self.frames = Frames(data.frames)
+        self.messages = data.messages
+        ot = data.objects
+        destroyed = [None if d == NEVER else int(d) for d in ot.destroyed.tolist()]
+        self.objects: list[Object] = [
+            Object(self, i, h, nm, self._classes_by_handle.get(c) if c else None, cx, cr, de)
+            for i, (h, nm, c, cx, cr, de) in enumerate(
+                zip(
+                    ot.handle.tolist(),
+                    ot.name,
+                    ot.cls.tolist(),
+                    ot.context.tolist(),
+                    ot.created.tolist(),
+                    destroyed,
+                    strict=True,
+                )
+            )
+        ]
+        self._paths = data.paths
+        st = data.series
+        n_paths = max(len(self._paths), 1)
+        self._series_key = (st.object.astype(np.int64) * n_paths + st.path) * 2 + st.family
+        self._series_order = np.argsort(self._series_key, kind="stable")
+        self._series_sorted = self._series_key[self._series_order]
+        self._n_paths = n_paths
+        self._cache: dict[int, Series | ListSeries] = {}
+        self._path_ids: dict[tuple[int, ...], int] = {p: i for i, p in enumerate(self._paths)}
+        self._handle_lifetimes: dict[int, list[int]] | None = None
+
+    # ---------------------------------------------------------------- opening
+
+    @classmethod
+    def open(
+        cls,
+        source: str | os.PathLike | bytes | bytearray | memoryview | np.ndarray,
+        *,
+        source_name: str | None = None,
+    ) -> Recording:
+        """Open an ``.ovd`` or ``.h5`` recording from a path, or an ``.ovd`` / HDF5 image in memory.
+
+        The format is told by the first bytes (HDF5 signature), else by the extension. A damaged
+        or truncated ``.ovd`` opens with a :class:`~pvdkit.types.PvdWarning` and holds every
+        command before the damage. Raises :class:`PvdError` for a missing or unreadable file.
+        """
+        if isinstance(source, (bytes, bytearray, memoryview, np.ndarray)):
+            buf = as_byte_array(source)
+            name = source_name or "<memory>"
+            if bytes(buf[:8]) == _MAGIC_HDF5:
+                from pvdkit.h5.format import open_h5_data
+
+                return cls(open_h5_data(bytes(buf), name))
+            check_ovd_header(bytes(buf[:12]), name)
+            table = tokenize(buf, source_name=name)
+            if table.error is not None:
+                warnings.warn(table.error, PvdWarning, stacklevel=2)
+            return cls(ovd_data(buf, table))
+        path = os.fspath(source)
+        try:
+            with open(path, "rb") as f:
+                head = f.read(12)
+        except OSError as exc:
+            raise PvdError(f"cannot open {path}: {exc.strerror or exc}") from None
+        if head[:8] == _MAGIC_HDF5:
+            from pvdkit.h5.format import open_h5_data
+
+            return cls(open_h5_data(path, source_name or path))
+        if path.lower().endswith((".h5", ".hdf5")):
+            raise PvdError(f"{path}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
+        check_ovd_header(head, path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            buf, table = open_ovd(path)
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
+        return cls(ovd_data(buf, table))
+
+    def close(self) -> None:
+        """Release the underlying file (HDF5) or buffer; queries already made stay valid."""
+        self._data.close()
+
+    def __enter__(self) -> Recording:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"<Recording {self.source_name}: {len(self.classes)} classes, {len(self.objects)} objects, "
+            f"{len(self.frames)} frames>"
+        )
+
+    # ---------------------------------------------------------------- registry
+
+    @property
+    def data(self) -> RecordingData:
+        """The numpy tables behind this recording (for writers and converters)."""
+        return self._data
+
+    def counts(self) -> dict[str, int]:
+        """Commands per kind (the keys ``pvdkit info`` prints)."""
+        return dict(self._data.counts())
+
+    def cls(self, name_or_handle: str | int) -> Class:
+        """The class of that name (or handle); :class:`PvdError` if there is none."""
+        c = (
+            self._classes_by_handle.get(name_or_handle)
+            if isinstance(name_or_handle, int)
+            else self.classes.get(name_or_handle)
+        )
+        if c is None:
+            raise PvdError(f"{self.source_name}: no class {name_or_handle!r}")
+        return c
+
+    def attribute(self, handle: int) -> Attribute:
+        """The attribute registered with ``handle``."""
+        a = self._attributes.get(handle)
+        if a is None:
+            raise PvdError(f"{self.source_name}: no attribute with handle {handle}")
+        return a
+
+    @property
+    def classes_by_handle(self) -> dict[int, Class]:
+        """Every registered class by handle (``classes`` is by name)."""
+        return dict(self._classes_by_handle)
+
+    @property
+    def attributes(self) -> dict[int, Attribute]:
+        """Every registered attribute (including enum values) by handle."""
+        return dict(self._attributes)
+
+    # ---------------------------------------------------------------- objects
+
+    def objects_of_class(self, cls: str | Class, *, derived: bool = True) -> list[Object]:
+        """Objects (lifetimes) of a class, in order of creation; ``derived`` includes subclasses."""
+        c = self.cls(cls) if isinstance(cls, str) else cls
+        if derived:
+            return [o for o in self.objects if o.cls is not None and o.cls.is_a(c)]
+        return [o for o in self.objects if o.cls is c]
+
+    def objects_at(self, frame: int) -> list[Object]:
+        """Objects that existed during ``frame`` (see :meth:`Object.alive_at`), in creation order."""
+        ot = self._data.objects
+        alive = (ot.created <= frame) & (ot.destroyed >= frame)
+        return [self.objects[i] for i in np.flatnonzero(alive).tolist()]
+
+    def find_object(self, name_or_handle: str | int, frame: int | None = None) -> Object:
+        """The object of that name or handle (decimal or 0x-hex string also accepted).
+
+        With several matches (handle reused, duplicate names) the one alive at ``frame`` is
+        chosen, else the first. :class:`PvdError` if none matches.
+        """
+        cands: list[Object] = []
+        if isinstance(name_or_handle, str):
+            cands = [o for o in self.objects if o.name == name_or_handle]
+            if not cands:
+                try:
+                    name_or_handle = int(name_or_handle, 0)
+                except ValueError:
+                    pass
+        if not cands and isinstance(name_or_handle, int):
+            cands = [self.objects[i] for i in self._lifetimes_of(name_or_handle)]
+        if not cands:
+            raise PvdError(f"{self.source_name}: no object named or with handle {name_or_handle!r}")
+        if frame is not None:
+            alive = [o for o in cands if o.alive_at(frame)]
+            if alive:
+                return alive[-1]
+        return cands[0]
+
+    def _lifetimes_of(self, handle: int) -> list[int]:
+        if self._handle_lifetimes is None:
+            m: dict[int, list[int]] = {}
+            for o in self.objects:
+                m.setdefault(o.handle, []).append(o.index)
+            self._handle_lifetimes = m
+        return self._handle_lifetimes.get(int(handle), [])
+
+    def resolve(self, handle: int, frame: int | None = None) -> Object | None:
+        """The object a handle value refers to at ``frame`` (the latest lifetime created at or
+        before it; any lifetime if ``frame`` is None); None for 0 or unknown handles."""
+        lives = self._lifetimes_of(int(handle))
+        if not lives:
+            return None
+        if frame is None:
+            return self.objects[lives[-1]]
+        best = None
+        for i in lives:
+            if self.objects[i].created <= frame:
+                best = self.objects[i]
+        return best if best is not None else self.objects[lives[0]]
+
+    # ---------------------------------------------------------------- series
+
+    def _path_of(
+        self, obj: Object, attribute: str | Attribute | Sequence[Attribute | int]
+    ) -> tuple[tuple[int, ...], tuple[Attribute, ...] | None, str]:
+        if isinstance(attribute, str):
+            if obj.cls is not None:
+                chain = obj.cls.paths.get(attribute)
+                if chain is not None:
+                    return tuple(a.handle for a in chain), chain, attribute
+                known = ", ".join(sorted(obj.cls.paths)[:12])
+                raise PvdError(
+                    f"{self.source_name}: class {obj.cls.name} has no attribute "
+                    f"{attribute!r} (it has: {known}{' …' if len(obj.cls.paths) > 12 else ''})"
+                )
+            # implicit object: match registered attribute names
+            for p in self._paths:
+                chain = tuple(self._attributes.get(h) for h in p)
+                if None not in chain and ".".join(a.name for a in chain) == attribute:
+                    return p, chain, attribute
+            raise PvdError(f"{self.source_name}: object 0x{obj.handle:x} has no attribute {attribute!r}")
+        if isinstance(attribute, Attribute):
+            attribute = (attribute,)
+        handles = tuple(a.handle if isinstance(a, Attribute) else int(a) for a in attribute)
+        chain = tuple(self._attributes.get(h) for h in handles)
+        if None in chain:
+            return handles, None, "/".join(str(h) for h in handles)
+        return handles, chain, ".".join(a.name for a in chain)  # type: ignore[union-attr]
+
+    def _sid(self, obj: Object, handles: tuple[int, ...], family: int) -> int:
+        pid = self._path_ids.get(handles)
+        if pid is None:
+            return -1
+        key = (obj.index * self._n_paths + pid) * 2 + family
+        j = int(self._series_sorted.searchsorted(key))
+        if j < len(self._series_sorted) and self._series_sorted[j] == key:
+            return int(self._series_order[j])
+        return -1
+
+    def series(
+        self, obj: Object | str | int, attribute: str | Attribute | Sequence[Attribute | int]
+    ) -> Series | ListSeries:
+        """The time series of one attribute (dotted path name, Attribute, or handle path) of an
+        object (Object, name or handle). Unique-list attributes give a :class:`ListSeries`.
+        An attribute that was never set gives an empty series; an unknown name raises
+        :class:`PvdError`.
+        """
+        if not isinstance(obj, Object):
+            obj = self.find_object(obj)
+        handles, chain, name = self._path_of(obj, attribute)
+        family = FAMILY_LIST if chain and chain[-1].kind == "unique_list" else FAMILY_SET
+        sid = self._sid(obj, handles, family)
+        if sid < 0 and chain is None:
+            sid = self._sid(obj, handles, FAMILY_LIST)
+            family = FAMILY_LIST if sid >= 0 else family
+        return self._series_by_id(sid, obj, chain, name, family)
+
+    def _series_by_id(self, sid: int, obj: Object, chain, name: str, family: int) -> Series | ListSeries:
+        if sid >= 0 and sid in self._cache:
+            return self._cache[sid]
+        if sid >= 0:
+            samples = self._data.load_samples(sid)
+        else:
+            samples = Samples(
+                np.zeros(0, np.int32),
+                fixed=np.zeros((0, 0), np.uint8),
+                ops=np.zeros(0, np.uint8) if family == FAMILY_LIST else None,
+            )
+        s = (ListSeries if family == FAMILY_LIST else Series)(self, obj, chain, name, samples)
+        if sid >= 0:
+            if len(self._cache) > 4096:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[sid] = s
+        return s
+
+    def series_ids_of(self, obj: Object) -> np.ndarray:
+        """Ids of every series of an object (for bulk tools)."""
+        lo = obj.index * self._n_paths * 2
+        a = np.searchsorted(self._series_sorted, lo)
+        b = np.searchsorted(self._series_sorted, lo + self._n_paths * 2)
+        return self._series_order[a:b]
+
+    def _path_name(self, pid: int) -> tuple[tuple[Attribute, ...] | None, str]:
+        p = self._paths[pid]
+        chain = tuple(self._attributes.get(h) for h in p)
+        if None in chain:
+            return None, "/".join(str(h) for h in p)
+        return chain, ".".join(a.name for a in chain)  # type: ignore[union-attr]
+
+    def _attribute_names(self, obj: Object) -> list[str]:
+        return [self._path_name(int(self._data.series.path[s]))[1] for s in self.series_ids_of(obj)]
+
+    def all_series(self, obj: Object) -> list[Series | ListSeries]:
+        """Every series with data for ``obj`` (set and unique-list)."""
+        out = []
+        for s in self.series_ids_of(obj):
+            chain, name = self._path_name(int(self._data.series.path[s]))
+            out.append(self._series_by_id(int(s), obj, chain, name, int(self._data.series.family[s])))
+        return out
+
+    def value_at(
+        self, obj: Object | str | int, attribute: str | Attribute | Sequence[Attribute | int], frame: int
+    ) -> Any:
+        """Value of an attribute at ``frame``: the last value set at or before it (zero-order
+        hold, binary search); None if not yet set. Unique lists give their members."""
+        return self.series(obj, attribute).at(frame)
+
+    def state_at(self, obj: Object | str | int, frame: int) -> dict[str, Any]:
+        """Every attribute of an object at ``frame``: its class's attribute paths (inherited and
+        nested included; None where not yet set) plus any other series the object has."""
+        if not isinstance(obj, Object):
+            obj = self.find_object(obj, frame)
+        out: dict[str, Any] = {}
+        if obj.cls is not None:
+            for name, chain in obj.cls.paths.items():
+                out[name] = [] if chain[-1].kind == "unique_list" else None
+        for s in self.all_series(obj):
+            out[s.name] = s.at(frame)
+        return out
+
+    def series_table(self) -> SeriesTable:
+        """One row per series: object lifetime, path id, family, context, sample count."""
+        return self._data.series
+
+    def path_name(self, path_id: int) -> str:
+        """Dotted attribute name of a path id of :meth:`series_table`."""
+        return self._path_name(path_id)[1]
+
+
+def check_ovd_header(head: bytes, name: str) -> None:
+    """Refuse at once data that is plainly not an OmniPVD stream (text, another format): the
+    12-byte header must hold three small version numbers. Shorter input is left to the tokenizer."""
+    if len(head) < 12:
+        return  # the tokenizer reports a short header
+    version = np.frombuffer(head[:12], "<u4")
+    if (version > 0xFF).any():
+        raise PvdError(
+            f"{name}: not an OmniPVD stream: its first 12 bytes are not a version header "
+            f"(read {'.'.join(str(int(v)) for v in version)}; .ovd files start with 0.2 … 0.4)"
+        )
+
+
+# ============================================================================================
+# .ovd source
+# ============================================================================================
+
+
+def ovd_data(buffer: np.ndarray, table: CommandTable) -> RecordingData:
+    """Index a tokenized ``.ovd`` stream into :class:`RecordingData` (samples stay in ``buffer``).
+
+    Rows are grouped by series (a counting sort) on the first sample request, so opening a file
+    costs only the tokenizer and the index pass.
+    """
+    builder = IndexBuilder(table.version)
+    batch = builder.feed(buffer, table)
+    objects, frames, series = merge_batch_tables([batch])
+    buf = batch.buffer
+    grouped: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def load(sid: int) -> Samples:
+        if not grouped:
+            grouped.append(_group_rows(batch.attr_series, batch.attr_rows, len(series)))
+        rows, starts = grouped[0]
+        return samples_from_rows(buf, table, rows[starts[sid] : starts[sid + 1]])
+
+    return RecordingData(
+        version=table.version,
+        source_name=table.source_name,
+        registrations=[r for _, r in batch.registrations],
+        objects=objects,
+        frames=frames,
+        messages=batch.messages,
+        paths=list(builder.paths),
+        series=series,
+        counts=table.counts,
+        load_samples=load,
+        error=table.error,
+        n_commands=len(table),
+    )
+
+
+def samples_from_rows(buf: np.ndarray, table: CommandTable, rows: np.ndarray) -> Samples:
+    """Samples of the attribute commands ``rows`` (all of one series) read from the stream bytes."""
+    offs = table.data_offset[rows]
+    sizes = table.data_size[rows]
+    frames = table.frame[rows].astype(np.int32, copy=False)
+    kinds = table.kind[rows]
+    ops = kinds.copy() if len(kinds) and kinds[0] != Command.SET_ATTRIBUTE else None
+    if len(rows) == 0 or sizes.min() == sizes.max():
+        size = int(sizes[0]) if len(rows) else 0
+        return Samples(frames, fixed=_gather_fixed(buf, offs, size), ops=ops)
+    flat, starts = _gather_ragged(buf, offs, sizes.astype(np.int64))
+    return Samples(frames, flat=flat, offsets=starts, ops=ops)

@@ -1,0 +1,292 @@
+"""The ``pvdkit`` command line, run in-process through ``main([...])``."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pvdkit import cli
+from pvdkit.recording import Recording
+from pvdkit.streams import MemoryStream
+from pvdkit.synthetic import write_every_command
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
+EXPECTED_COUNTS = {
+    "register_class": 172,
+    "register_attribute": 644,
+    "register_enum": 174,
+    "register_flags": 48,
+    "register_class_attribute": 0,
+    "register_unique_list_attribute": 37,
+    "set_attribute": 24005,
+    "add_to_unique_list": 100,
+    "remove_from_unique_list": 0,
+    "create_object": 528,
+    "destroy_object": 483,
+    "start_frame": 25,
+    "stop_frame": 24,
+    "record_message": 0,
+}
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def fixture_h5(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "vehicles_short.h5"
+    assert cli.main(["convert", str(FIXTURE), str(path)]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def every_ovd(tmp_path_factory) -> Path:
+    ms = MemoryStream()
+    write_every_command(ms)
+    path = tmp_path_factory.mktemp("cli") / "every.ovd"
+    path.write_bytes(ms.getvalue())
+    return path
+
+
+# ------------------------------------------------------------------------------------ info
+
+
+@pytest.mark.parametrize("which", ["ovd", "h5"])
+def test_info_json_gives_the_exact_command_counts(capsys, fixture_h5, which):
+    path = FIXTURE if which == "ovd" else fixture_h5
+    status, out, err = run(capsys, "info", str(path), "--json")
+    assert status == 0 and err == ""
+    d = json.loads(out)
+    assert d["commands"] == EXPECTED_COUNTS
+    assert list(d["commands"]) == list(EXPECTED_COUNTS)  # in the documented order
+    assert (d["version"], d["format"], d["classes"], d["objects"], d["frames"]) == (
+        "0.4.0",
+        which,
+        172,
+        528,
+        25,
+    )
+    assert d["attributes"] == 644 + 48 + 37 and d["enum_values"] == 174
+    assert d["top_classes"][0] == {"class": "PhysXRoadGeometryQueryFilterData", "objects": 20}
+    assert [t["objects"] for t in d["top_classes"]] == sorted(
+        (t["objects"] for t in d["top_classes"]), reverse=True
+    )
+    assert d["error"] is None
+
+
+def test_info_text(capsys):
+    status, out, _ = run(capsys, "info", str(FIXTURE), "--top", "3")
+    assert status == 0
+    assert "OmniPVD version 0.4.0" in out and "classes 172" in out and "frames 25" in out
+    assert any(line.split() == ["set_attribute", "24,005"] for line in out.splitlines())
+    assert out.count("\n  ") >= 14 + 3
+
+
+# ------------------------------------------------------------------------------------ dump
+
+
+def test_dump_every_command_in_order(capsys, every_ovd):
+    status, out, _ = run(capsys, "dump", str(every_ovd), "--json")
+    assert status == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    rec = Recording.open(every_ovd)
+    assert len(rows) == sum(rec.counts().values())
+    assert [r["index"] for r in rows] == list(range(len(rows)))
+    assert all(a["offset"] < b["offset"] for a, b in zip(rows, rows[1:], strict=False))
+    by_kind = {}
+    for r in rows:
+        by_kind.setdefault(r["command"], []).append(r)
+    assert {k: len(v) for k, v in by_kind.items()} == {k: v for k, v in rec.counts().items() if v}
+    assert by_kind["register_class"][0] == {
+        "index": 0,
+        "offset": 12,
+        "frame": -1,
+        "command": "register_class",
+        "handle": 1,
+        "name": "Color",
+        "base": 0,
+    }
+    sets = {
+        (r["object_name"], r["attribute"]): r["value"] for r in by_kind["set_attribute"] if r["frame"] == 0
+    }
+    assert sets[("thing_a", "i32")] == [0, 0, 2**31 - 1]
+    assert sets[("thing_a", "label")] == "frame 0"
+    assert sets[("thing_a", "pose.position.xyz")] == [0.0, 0.5, 0.0]
+    assert by_kind["record_message"][0]["message"] == "wheel slipped"
+
+
+def test_dump_text_of_the_fixture(capsys):
+    status, out, _ = run(capsys, "dump", str(FIXTURE))
+    assert status == 0
+    lines = out.splitlines()
+    assert len(lines) == sum(EXPECTED_COUNTS.values())
+    assert lines[0].split()[:3] == ["0", "-1", "register_class"] and "name='PxSceneFlag'" in lines[0]
+    assert sum(line.split()[2] == "set_attribute" for line in lines) == 24005
+
+
+def test_dump_of_h5_equals_dump_of_ovd(capsys, every_ovd, tmp_path):
+    h5 = tmp_path / "every.h5"
+    assert run(capsys, "convert", str(every_ovd), str(h5))[0] == 0
+    s1, out1, _ = run(capsys, "dump", str(every_ovd))
+    s2, out2, _ = run(capsys, "dump", str(h5))
+    assert s1 == s2 == 0 and out1 == out2 and len(out1.splitlines()) == 109
+
+
+# ---------------------------------------------------------------------------------- series
+
+
+def test_series_csv_of_one_object(capsys, fixture_h5):
+    status, out, _ = run(
+        capsys,
+        "series",
+        str(fixture_h5),
+        "WheelRigidBodyState.correctedRotationSpeed",
+        "--object",
+        "WheelRigidBody1dState0",
+        "--csv",
+    )
+    assert status == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == ["frame", "time", "object", "correctedRotationSpeed"]
+    rec = Recording.open(FIXTURE)
+    wheel = rec.find_object("WheelRigidBody1dState0")
+    frames, values = rec.series(wheel, "correctedRotationSpeed")
+    body = rows[1:]
+    assert [int(r[0]) for r in body] == frames.tolist()
+    assert [int(r[1]) for r in body] == rec.frames.start[frames].tolist()
+    assert {int(r[2]) for r in body} == {wheel.handle}
+    np.testing.assert_array_equal(np.float32([float(r[3]) for r in body]), values)
+
+
+def test_series_of_a_whole_class_one_column_per_element(capsys):
+    status, out, _ = run(capsys, "series", str(FIXTURE), "PxRigidActor.globalPose", "--csv")
+    assert status == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == ["frame", "time", "object", *(f"globalPose[{i}]" for i in range(7))]
+    body = rows[1:]
+    frames = [int(r[0]) for r in body]
+    assert frames == sorted(frames)
+    assert len({r[2] for r in body}) == 5  # four vehicles and the ground
+    assert all(len(r) == 10 for r in body)
+
+
+def test_series_text_and_lists(capsys, every_ovd):
+    status, out, _ = run(capsys, "series", str(every_ovd), "Thing.children", "--object", "thing_a")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["frame", "time", "object", "op", "children"]
+    assert [line.split()[3] for line in lines[1:]] == ["add", "add", "remove"]
+    status, out, _ = run(capsys, "series", str(every_ovd), "Thing.pose.position.xyz", "--csv")
+    assert (
+        status == 0
+        and out.splitlines()[0]
+        == "frame,time,object,pose.position.xyz[0],pose.position.xyz[1],pose.position.xyz[2]"
+    )
+
+
+# --------------------------------------------------------------------------------- convert
+
+
+def test_convert_round_trip_and_progress(capsys, tmp_path):
+    h5 = tmp_path / "a.h5"
+    status, out, err = run(capsys, "convert", str(FIXTURE), str(h5), "--progress")
+    assert status == 0
+    assert "[" in err and "100%" in err and err.endswith("bytes)\n")
+    back = tmp_path / "a.ovd"
+    status, _, err = run(capsys, "convert", str(h5), str(back))
+    assert status == 0 and "%" not in err  # small input: no bar by default
+    assert back.read_bytes() == FIXTURE.read_bytes()
+
+
+def test_progress_bar_draws_in_place():
+    buf = io.StringIO()
+    bar = cli.ProgressBar("x", buf, width=10)
+    for f in (0.0, 0.5, 0.5, 1.0):
+        bar(f)
+    bar.done()
+    assert buf.getvalue() == "\rx [..........]   0%\rx [#####.....]  50%\rx [##########] 100%\n"
+
+
+# ------------------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["info", "{tmp}/missing.ovd"], "missing.ovd: no such file"),
+        (["info", "{tmp}/notes.txt"], "not an OmniPVD stream"),
+        (["info", "{tmp}/empty.ovd"], "shorter than the 12-byte"),
+        (["info", "{tmp}"], "is a directory"),
+        (["dump", "{tmp}/missing.h5"], "no such file"),
+        (["series", "{fixture}", "WheelRigidBodyState.speed"], "no attribute 'speed'"),
+        (["series", "{fixture}", "NoClass.speed"], "no class 'NoClass'"),
+        (["series", "{fixture}", "WheelRigidBodyState.rotationSpeed", "--object", "nobody"], "no object"),
+        (
+            ["series", "{fixture}", "WheelParams.radius", "--object", "WheelRigidBody1dState0"],
+            "not a WheelParams",
+        ),
+        (["convert", "{fixture}", "{tmp}/out.txt"], "unknown output format"),
+        (["convert", "{tmp}/notes.txt", "{tmp}/out.h5"], "not an OmniPVD stream"),
+        (["frobnicate"], "invalid choice"),
+        (["info"], "required: file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path, argv, message):
+    (tmp_path / "notes.txt").write_text("not a recording\n" * 10)
+    (tmp_path / "empty.ovd").write_bytes(b"")
+    argv = [a.format(tmp=tmp_path, fixture=FIXTURE) for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("pvdkit: error: ") and message in err
+    assert "Traceback" not in err
+
+
+def test_truncated_file_warns_in_one_line_and_succeeds(capsys, tmp_path):
+    cut = tmp_path / "cut.ovd"
+    cut.write_bytes(FIXTURE.read_bytes()[:500_000])
+    status, out, err = run(capsys, "info", str(cut), "--json")
+    assert status == 0
+    assert err.startswith("pvdkit: warning: ") and err.count("\n") == 1 and "truncated at byte offset" in err
+    d = json.loads(out)
+    assert d["error"] is not None and 0 < d["commands"]["start_frame"] < 25
+    assert d["commands"]["register_class"] == 172
+
+
+def test_subcommands_can_be_added(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "_REGISTRY", dict(cli._REGISTRY))
+
+    def configure(p: argparse.ArgumentParser) -> None:
+        p.add_argument("name")
+
+    def hello(args: argparse.Namespace) -> int:
+        print(f"hello {args.name}")
+        return 0
+
+    cli.add_subcommand(cli.SubCommand("hello", "say hello", configure, hello))
+    assert run(capsys, "hello", "pvd") == (0, "hello pvd\n", "")
+    status, out, _ = run(capsys, "--help")
+    assert status == 0 and "hello" in out and "info" in out
+
+
+def test_lazy_subcommands_import_their_module_only_when_used(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "_REGISTRY", dict(cli._REGISTRY))
+    cli.add_subcommand(
+        cli.LazySubCommand("ghost", "a command whose module is missing", "pvdkit_no_such_module")
+    )
+    status, out, _ = run(capsys, "info", str(FIXTURE), "--json")  # other commands never import it
+    assert status == 0 and json.loads(out)["objects"] == 528
+    status, out, _ = run(capsys, "--help")
+    assert status == 0 and "ghost" in out and "record" in out and "view" in out
+    status, out, err = run(capsys, "ghost")
+    assert status == 2 and out == ""
+    assert err.startswith("pvdkit: error: the 'ghost' command is unavailable: No module named")
