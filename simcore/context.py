@@ -116,7 +116,8 @@ class SimulationContext:
             gravity=transform_vector(src_frame, trg_frame, src_scale, trg_scale, self.gravity),
             frame=trg_frame,
             scale=trg_scale,
-            tire_slip_params=self.tire_slip_params.transform_and_scale(src_frame, trg_frame, src_scale, trg_scale),
+            tire_slip_params=self.tire_slip_params.transform_and_scale(
+                src_frame, trg_frame, src_scale, trg_scale),
             tire_sticky_params=self.tire_sticky_params.transform_and_scale(
                 src_frame, trg_frame, src_scale, trg_scale),
             threshold_forward_speed_for_wheel_angle_integration=(

@@ -1,0 +1,54 @@
+"""A user's own tire model plugs into a vehicle by replacing one named component (examples/custom_tire.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from simcore.tire.components import TireComponent
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_tire.py"
+
+
+@pytest.fixture(scope="module")
+def example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("custom_tire_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_runs_with_the_custom_tire(example: ModuleType) -> None:
+    v = example.main(duration=2.0)
+    tire = v.sequence.get("tire")
+    assert isinstance(tire, example.LinearTireComponent)
+    assert not any(isinstance(c, TireComponent) for c in v.sequence)
+    # the states hold the custom law's forces, recomputed here from the slips and grip
+    s = v.states
+    f_lng, f_lat = example.linear_friction_circle_forces(s.tire_slip.lng_slip, s.tire_slip.lat_slip,
+                                                         s.tire_grip.load, s.tire_grip.friction, tire.c_lng,
+                                                         tire.c_lat)
+    lng = np.einsum("nj,nj->n", s.tire_force.lng_force, s.tire_direction.lng_direction)
+    lat = np.einsum("nj,nj->n", s.tire_force.lat_force, s.tire_direction.lat_direction)
+    np.testing.assert_allclose(lng, f_lng)
+    np.testing.assert_allclose(lat, f_lat)
+    np.testing.assert_allclose(s.tire_force.wheel_torque, -f_lng * v.params.wheel.radius)
+    # and the car drives: faster than it started, turning left (positive steer, positive yaw)
+    assert v.forward_speed > 12.0
+    assert v.yaw_rate > 0.05
+
+
+def test_friction_circle_caps_the_combined_force(example: ModuleType) -> None:
+    f_lng, f_lat = example.linear_friction_circle_forces(np.array([0.5, 0.01]), np.array([0.3, 0.0]),
+                                                         np.array([4000.0, 4000.0]), np.array([1.0, 1.0]),
+                                                         12.0, 10.0)
+    assert np.hypot(f_lng[0], f_lat[0]) == pytest.approx(4000.0)
+    assert f_lng[1] == pytest.approx(12.0 * 4000.0 * 0.01)
+    assert f_lat[0] < 0.0  # opposes a positive slip angle
