@@ -1,0 +1,341 @@
+"""``pvdkit record``: simulate a simcore vehicle through a driving scenario and record it.
+
+The library function :func:`record` does the work (the CLI subcommand only parses and prints):
+it builds the vehicle (a preset name or a PhysX vehicle JSON file), attaches a
+:class:`~simcore.pvd.recorder.PvdRecorder` writing to ``.ovd`` (PhysX's format, byte for byte)
+or ``.h5`` (pvdkit's HDF5 recording), runs the scenario and returns a :class:`RecordSummary`.
+
+Without arguments the default car (PhysX's snippet sedan) drives the default scenario into
+``recordings/default_<scenario>.h5``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from pvdkit.streams import OvdFileStream
+from pvdkit.types import PvdError
+from pvdkit.writer import OmniPvdWriter
+
+#: Where ``pvdkit record`` writes when no output is given.
+DEFAULT_DIRECTORY = Path("recordings")
+#: Default time step (s): PhysX snippets' 60 Hz.
+DEFAULT_DT = 1.0 / 60.0
+_SUFFIXES = (".ovd", ".h5", ".hdf5")
+#: Vehicles built by the engine-drive package besides the presets: name -> (module, function).
+ENGINE_DRIVE_VEHICLES = {
+    "tank": ("simcore.drivetrain.engine_drive.vehicles", "tank_params"),
+    "truck": ("simcore.drivetrain.engine_drive.vehicles", "truck_params"),
+}
+
+
+class RecordError(ValueError):
+    """Bad input to :func:`record`: unknown vehicle or scenario, bad output path, bad numbers."""
+
+
+@dataclass(frozen=True)
+class RecordSummary:
+    """What a recording run produced."""
+
+    path: Path
+    vehicle: str
+    scenario: str
+    steps: int
+    frames: int
+    objects: int
+    file_size: int
+    wall_time: float
+    simulated_time: float
+
+    @property
+    def realtime_factor(self) -> float:
+        """Simulated time / wall time (> 1: faster than real time)."""
+        return self.simulated_time / self.wall_time if self.wall_time > 0 else float("inf")
+
+    def format(self) -> str:
+        """The summary lines ``pvdkit record`` prints."""
+        return "\n".join((
+            f"recorded {self.vehicle} / {self.scenario} -> {self.path}",
+            f"  frames:        {self.frames} ({self.steps} steps, {self.simulated_time:.3f} s simulated)",
+            f"  objects:       {self.objects}",
+            f"  file size:     {_human_bytes(self.file_size)} "
+            f"({self.file_size / max(self.frames, 1):.0f} B/frame)",
+            f"  wall time:     {self.wall_time:.2f} s",
+            f"  sim / wall:    {self.realtime_factor:.2f}x real time",
+        ))
+
+
+def _human_bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
+    """``(VehicleParams, label)`` for a preset name (or ``tank`` / ``truck`` of the engine-drive
+    package), a PhysX ``Base.json`` (or its folder; the
+    drivetrain file beside it, ``DirectDrive.json`` or ``EngineDrive.json``, decides the kind),
+    or ready ``VehicleParams``; None means the default car."""
+    from simcore.presets import PRESETS, default_vehicle, load_preset
+    from simcore.vehicle import VehicleParams
+
+    if vehicle is None:
+        return default_vehicle(), "default"
+    if isinstance(vehicle, VehicleParams):
+        return vehicle, "vehicle"
+    name = os.fspath(vehicle)
+    if name in PRESETS:
+        return load_preset(name), name
+    if name in ENGINE_DRIVE_VEHICLES:
+        import importlib
+
+        module, function = ENGINE_DRIVE_VEHICLES[name]
+        try:
+            make = getattr(importlib.import_module(module), function)
+        except (ImportError, AttributeError) as exc:
+            raise RecordError(f"vehicle {name!r} needs {module}.{function}, which is not available: "
+                              f"{exc}") from None
+        return make(), name
+    if name.lower().endswith(".physics"):
+        from simcore.stingray import load_physics_vehicle
+
+        description = load_physics_vehicle(name)
+        return description, description.label
+    path = Path(name)
+    if path.is_dir():
+        path = path / "Base.json"
+    if not path.is_file():
+        known = ", ".join(sorted(PRESETS) + sorted(set(ENGINE_DRIVE_VEHICLES) - set(PRESETS)))
+        raise RecordError(f"vehicle {name!r} is neither a preset ({known}) "
+                          "nor a PhysX vehicle JSON file (Base.json or a folder holding one)")
+    from simcore.io.physx_json import load_physx_vehicle
+
+    folder = path.parent
+    if (folder / "DirectDrive.json").is_file():
+        params = load_physx_vehicle(path, folder / "DirectDrive.json", "direct")
+    elif (folder / "EngineDrive.json").is_file():
+        params = load_physx_vehicle(path, folder / "EngineDrive.json", "engine")
+    else:
+        raise RecordError(f"vehicle file {path}: no DirectDrive.json or EngineDrive.json beside it "
+                          "to say which drivetrain it has")
+    return params, path.stem if path.stem != "Base" else folder.name
+
+
+def open_writer(path: Path) -> OmniPvdWriter:
+    """A writer on a new ``.ovd`` file or HDF5 recording (by suffix)."""
+    suffix = path.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise RecordError(f"output {str(path)!r}: the file name must end in .ovd or .h5")
+    if suffix == ".ovd":
+        return OmniPvdWriter(OvdFileStream(path))
+    from pvdkit.h5 import H5Stream
+
+    return OmniPvdWriter(H5Stream(path))
+
+
+# --------------------------------------------------------------------------------------------
+# Recording
+# --------------------------------------------------------------------------------------------
+
+
+def record(
+    vehicle: Any = None,
+    scenario: str | None = None,
+    *,
+    duration: float | None = None,
+    dt: float = DEFAULT_DT,
+    substeps: int | None = None,
+    out: str | os.PathLike | None = None,
+    timestamps: str = "ns",
+    progress: Callable[[int, int], None] | None = None,
+) -> RecordSummary:
+    """Simulate ``vehicle`` through ``scenario`` and record every param and state.
+
+    ``vehicle``: preset name, PhysX vehicle JSON path or ``VehicleParams`` (default: the default
+    car). ``scenario``: a name of :data:`simcore.scenarios.SCENARIOS` (default ``accelerate``).
+    ``duration`` (s, default: the scenario's), ``dt`` (s), ``substeps`` (default: simcore's 3).
+    ``out``: ``.ovd`` or ``.h5`` path (default ``recordings/<vehicle>_<scenario>.h5``).
+    ``timestamps``: frame timestamps in simulated nanoseconds (``"ns"``) or PhysX's frame
+    counter (``"frame"``). ``progress(step, steps)`` is called after every step.
+    """
+    from simcore.pvd.recorder import PvdRecorder
+    from simcore.scenarios import DEFAULT_SCENARIO, ScenarioError, get_scenario
+    from simcore.vehicle import DEFAULT_NB_SUBSTEPS, Vehicle
+
+    if not (isinstance(dt, int | float) and dt > 0.0):
+        raise RecordError(f"--dt must be a positive number of seconds, got {dt!r}")
+    if duration is not None and not duration > 0.0:
+        raise RecordError(f"--duration must be a positive number of seconds, got {duration!r}")
+    if substeps is not None and (int(substeps) != substeps or substeps < 1):
+        raise RecordError(f"--substeps must be an integer >= 1, got {substeps!r}")
+    if _is_motorcycle(vehicle):
+        return _record_motorcycle(vehicle, scenario, duration=duration, dt=dt, out=out,
+                                  timestamps=timestamps, progress=progress)
+    try:
+        sc = get_scenario(scenario or DEFAULT_SCENARIO)
+    except ScenarioError as exc:
+        raise RecordError(str(exc)) from None
+    params, label = load_vehicle_params(vehicle)
+    nb_substeps = int(substeps) if substeps is not None else DEFAULT_NB_SUBSTEPS
+    if hasattr(params, "make_vehicle"):
+        # A Stingray description installs its driver-input stage (smoothing, steer limit); the
+        # scenario places the car and selects the gear itself.
+        car = params.make_vehicle(nb_substeps=nb_substeps, place_on_road=False)
+    else:
+        car = Vehicle(params, nb_substeps=nb_substeps)
+    try:
+        sc.check(car)
+    except ScenarioError as exc:
+        raise RecordError(str(exc)) from None
+    path = _output_path(out, f"{label}_{sc.name}")
+    total = max(1, int(round((sc.duration if duration is None else duration) / dt)))
+
+    writer = open_writer(path)
+    start = time.perf_counter()
+    with PvdRecorder(writer, timestamps=timestamps) as recorder:
+        recorder.attach(car)
+        steps = sc.run(car, dt, total * dt,
+                       after_step=(lambda i: progress(i + 1, total)) if progress is not None else None)
+    wall = time.perf_counter() - start
+    return RecordSummary(path, label, sc.name, steps, recorder.frames, recorder.nb_objects,
+                         path.stat().st_size, wall, recorder.time)
+
+
+def _is_motorcycle(vehicle: Any) -> bool:
+    """True when ``vehicle`` names the motorcycle model (``motorcycle`` or one of its presets)."""
+    if not isinstance(vehicle, str):
+        return False
+    from simcore.motorcycle import PRESETS as MOTORCYCLE_PRESETS
+
+    return vehicle == "motorcycle" or vehicle in MOTORCYCLE_PRESETS
+
+
+def _record_motorcycle(vehicle: str, scenario: str | None, *, duration: float | None, dt: float,
+                       out: str | os.PathLike | None, timestamps: str,
+                       progress: Callable[[int, int], None] | None) -> RecordSummary:
+    """``record`` for the two-wheeled model of :mod:`simcore.motorcycle` (its own scenarios)."""
+    from simcore.motorcycle import DEFAULT_PRESET, MOTORCYCLE_SCENARIOS
+    from simcore.motorcycle.pvd import record_motorcycle
+
+    preset = DEFAULT_PRESET if vehicle == "motorcycle" else vehicle
+    name = scenario or "brake-test"
+    if name not in MOTORCYCLE_SCENARIOS:
+        raise RecordError(f"scenario {name!r} is not a motorcycle scenario; the motorcycle has: "
+                          f"{', '.join(MOTORCYCLE_SCENARIOS)}")
+    path = _output_path(out, f"{preset}_{name}")
+    writer = open_writer(path)
+    start = time.perf_counter()
+    trace, recorder = record_motorcycle(writer, preset, name, dt=dt, duration=duration,
+                                        timestamps=timestamps, progress=progress)
+    wall = time.perf_counter() - start
+    return RecordSummary(path, preset, name, len(trace.time), recorder.frames, recorder.nb_objects,
+                         path.stat().st_size, wall, recorder.time)
+
+
+def _output_path(out: str | os.PathLike | None, stem: str) -> Path:
+    """The output path: ``out``, or ``recordings/<stem>.h5`` (folder created) when None."""
+    path = Path(out) if out is not None else DEFAULT_DIRECTORY / f"{stem}.h5"
+    if path.parent and not path.parent.exists():
+        if out is not None:
+            raise RecordError(f"output {str(path)!r}: folder {str(path.parent)!r} does not exist")
+        path.parent.mkdir(parents=True)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------
+
+
+class ProgressBar:
+    """A one-line progress bar on ``stream`` (stderr), redrawn at most ten times a second."""
+
+    def __init__(self, stream: TextIO | None = None, width: int = 30) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, step: int, total: int) -> None:
+        now = time.perf_counter()
+        if step < total and now - self._last < 0.1:
+            return
+        self._last = now
+        done = int(self.width * step / total)
+        self.stream.write(f"\r[{'#' * done}{'.' * (self.width - done)}] {100 * step // total:3d}% "
+                          f"{step}/{total} steps")
+        self._shown = True
+        if step >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add ``pvdkit record``'s arguments to its parser."""
+    from simcore.scenarios import DEFAULT_SCENARIO, SCENARIOS
+
+    p.description = (
+        "Simulate a simcore vehicle through a driving scenario and record every param and state "
+        "with PhysX Vehicle2's PVD schema. Without arguments the default car drives "
+        f"'{DEFAULT_SCENARIO}' into recordings/default_{DEFAULT_SCENARIO}.h5.")
+    p.add_argument("vehicle", nargs="?", default=None, metavar="VEHICLE",
+                   help="a preset name (e.g. sedan, tank, truck, motorcycle, scooter), a PhysX vehicle "
+                        "JSON file (Base.json) or a Stingray .physics file")
+    from simcore.motorcycle import MOTORCYCLE_SCENARIOS
+
+    p.add_argument("--scenario", default=None, choices=list(SCENARIOS) + list(MOTORCYCLE_SCENARIOS),
+                   metavar="NAME",
+                   help=f"cars: {', '.join(SCENARIOS)} (default: {DEFAULT_SCENARIO}); motorcycle: "
+                        f"{', '.join(MOTORCYCLE_SCENARIOS)} (default: brake-test)")
+    p.add_argument("--duration", type=float, default=None, metavar="S",
+                   help="simulated seconds (default: the scenario's)")
+    p.add_argument("--dt", type=float, default=DEFAULT_DT, metavar="S",
+                   help="time step in seconds (default 1/60)")
+    p.add_argument("--substeps", type=int, default=None, metavar="N",
+                   help="substeps of the suspension/tire/rigid-body group (default 3)")
+    p.add_argument("-o", "--output", default=None, metavar="OUT",
+                   help="output file ending in .ovd or .h5 (default: recordings/<vehicle>_<scenario>.h5)")
+    p.add_argument("--timestamps", choices=("ns", "frame"), default="ns",
+                   help="frame timestamps: simulated nanoseconds (default) or PhysX's frame counter")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``pvdkit record``: print the summary, return 0; bad input raises :class:`PvdError`
+    (the CLI prints it as one line and exits with status 2)."""
+    from simcore.scenarios import ScenarioError
+
+    bar = None if args.quiet else ProgressBar()
+    try:
+        summary = record(args.vehicle, args.scenario, duration=args.duration, dt=args.dt,
+                         substeps=args.substeps, out=args.output, timestamps=args.timestamps, progress=bar)
+    except (RecordError, ScenarioError, ValueError, OSError) as exc:
+        raise PvdError(f"record: {exc}") from None
+    print(summary.format())
+    return 0
+
+
+def _register() -> None:
+    from pvdkit.cli import SubCommand, add_subcommand
+
+    add_subcommand(SubCommand("record", HELP, configure, run))
+
+
+#: One-line help of the subcommand.
+HELP = "simulate a vehicle through a driving scenario and record it (.ovd or .h5)"
+
+_register()

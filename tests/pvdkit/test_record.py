@@ -1,0 +1,167 @@
+"""``pvdkit record`` and :func:`pvdkit.record.record`: recordings a user can read back.
+
+The acceptance checks of issue 5 that go through the pvdkit toolchain live here: ``pvdkit
+series`` on a simcore recording gives, for every wheel and step, what the Python API reported;
+a simcore ``.ovd`` converts to ``.h5`` and back byte for byte; recording straight into ``.h5``
+holds the same values as recording into ``.ovd``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pvdkit.cli import main, series_rows
+from pvdkit.convert import convert
+from pvdkit.record import RecordError, load_vehicle_params, record
+from pvdkit.recording import Recording
+from simcore.presets import load_preset
+from simcore.scenarios import get_scenario
+from simcore.vehicle import Vehicle
+
+DT = 1.0 / 60.0
+STEPS = 5
+DATA = Path(__file__).resolve().parents[2] / "simcore" / "data"
+
+
+@pytest.fixture(scope="module")
+def ovd(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("rec") / "slalom.ovd"
+    summary = record("sedan", "slalom", duration=STEPS * DT, out=path)
+    assert summary.path == path
+    return path
+
+
+@pytest.fixture(scope="module")
+def api_states():
+    """What the Python API reports after each step of the same run."""
+    car = Vehicle(load_preset("sedan"))
+    out = []
+    get_scenario("slalom").run(car, DT, STEPS * DT, after_step=lambda i: out.append(car.states.copy()))
+    return out
+
+
+def test_summary_describes_the_file(ovd):
+    s = record("sedan", "idle", duration=3 * DT, out=ovd.with_name("idle.ovd"))
+    assert (s.steps, s.frames, s.objects) == (3, 3, 112)
+    assert s.file_size == s.path.stat().st_size > 10_000
+    assert s.simulated_time == pytest.approx(3 * DT)
+    assert s.wall_time > 0 and s.realtime_factor == pytest.approx(s.simulated_time / s.wall_time)
+    text = s.format()
+    for word in ("frames:", "objects:", "file size:", "wall time:", "sim / wall:"):
+        assert word in text
+
+
+def test_series_cli_gives_the_api_values_for_every_wheel(ovd, api_states):
+    header, rows = series_rows(str(ovd), "WheelRigidBodyState.correctedRotationSpeed")
+    assert header == ["frame", "time", "object", "correctedRotationSpeed"]
+    rec = Recording.open(ovd)
+    wheel_of = {o.handle: int(o.name.removeprefix("WheelRigidBody1dState"))
+                for o in rec.objects_of_class("WheelRigidBodyState")}
+    got = np.zeros((STEPS, 4))
+    times = {}
+    for frame, t, handle, value in rows:
+        got[frame, wheel_of[handle]] = value
+        times[frame] = t
+    want = np.array([s.wheel_rigid_body_1d.corrected_rotation_speed for s in api_states])
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+    assert [times[f] for f in range(STEPS)] == [round((f + 1) * DT * 1e9) for f in range(STEPS)]
+    assert len(rows) == 4 * STEPS
+
+
+def test_series_cli_csv_for_one_object(ovd, api_states, capsys):
+    assert main(["series", str(ovd), "TireForce.latForce", "--object", "TireForce2", "--csv"]) == 0
+    table = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert table[0][3:] == ["latForce[0]", "latForce[1]", "latForce[2]"]
+    got = np.array([[float(x) for x in r[3:]] for r in table[1:]])
+    want = np.array([s.tire_force.forces[2, 1] for s in api_states]).astype(np.float32)
+    np.testing.assert_array_equal(got.astype(np.float32), want)
+    assert np.abs(want).max() > 1.0
+
+
+def test_ovd_to_h5_and_back_is_byte_identical(ovd, tmp_path):
+    h5 = tmp_path / "slalom.h5"
+    back = tmp_path / "slalom_back.ovd"
+    convert(ovd, h5)
+    convert(h5, back)
+    assert back.read_bytes() == ovd.read_bytes()
+
+
+def test_recording_straight_into_h5_holds_the_ovd_bytes(ovd, tmp_path):
+    h5 = tmp_path / "direct.h5"
+    record("sedan", "slalom", duration=STEPS * DT, out=h5)
+    back = tmp_path / "direct_back.ovd"
+    convert(h5, back)
+    assert back.read_bytes() == ovd.read_bytes()  # the simulation and the recording are deterministic
+
+
+def test_cli_records_and_prints_a_summary(tmp_path, capsys):
+    out = tmp_path / "brake.ovd"
+    assert main(["record", "sedan", "--scenario", "brake", "--duration", str(2 * DT), "--substeps", "2",
+                 "-o", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert f"-> {out}" in text and "frames:        2" in text
+    rec = Recording.open(out)
+    assert len(rec.frames) == 2 and len(rec.objects_of_class("Vehicle")) == 1
+
+
+def test_cli_without_output_writes_into_recordings(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["record", "--duration", str(DT), "--quiet"]) == 0
+    assert (tmp_path / "recordings" / "default_accelerate.h5").is_file()
+    assert "default / accelerate" in capsys.readouterr().out
+
+
+def test_cli_progress_bar_goes_to_stderr(tmp_path, capsys):
+    assert main(["record", "--duration", str(2 * DT), "-o", str(tmp_path / "p.ovd")]) == 0
+    err = capsys.readouterr().err
+    assert "100% 2/2 steps" in err
+
+
+def test_tank_turn_records_a_tank(tmp_path):
+    s = record("tank", "tank-turn", duration=3 * DT, out=tmp_path / "tank.ovd")
+    rec = Recording.open(s.path)
+    tx = rec.objects_of_class("TankDriveTransmissionCommandState")
+    assert len(tx) == 1 and tx[0].name == "TankDriveTransmissionCommandState"
+    np.testing.assert_array_equal(tx[0].value_at("thrusts", 2), [1.0, -1.0])
+    assert tx[0].value_at("targetGear", 2) == 255  # inherited from EngineDriveTransmissionCommandState
+    diff = rec.objects_of_class("TankDiffParams")[0]
+    assert diff.value_at("nbTracks", 0) == 2
+    assert len(rec.objects_of_class("WheelAttachment")) == 10
+
+
+def test_vehicle_file_loads_like_the_preset():
+    params, label = load_vehicle_params(DATA / "Base.json")
+    preset = load_preset("sedan")
+    assert label == "data"
+    np.testing.assert_array_equal(params.wheel.radius, preset.wheel.radius)
+    assert params.drivetrain == "direct"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["record", "no_such_car"], "neither a preset"),
+    (["record", "--scenario", "tank-turn"], "needs a tank"),
+    (["record", "--dt", "0"], "--dt must be a positive"),
+    (["record", "--duration", "-1"], "--duration must be a positive"),
+    (["record", "--substeps", "0"], "--substeps must be an integer >= 1"),
+    (["record", "-o", "out.txt"], "must end in .ovd or .h5"),
+    (["record", "-o", "no/such/folder/x.ovd"], "does not exist"),
+    (["record", "--scenario", "drift"], "invalid choice"),
+])
+def test_cli_bad_input_is_one_line_and_status_2(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with redirect_stdout(io.StringIO()):
+        assert main(argv + ["--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and err.startswith("pvdkit: error:") and "\n" not in err
+    assert not list(tmp_path.rglob("*.ovd")) and not list(tmp_path.rglob("*.txt"))
+
+
+def test_library_rejects_unknown_scenario():
+    with pytest.raises(RecordError, match="unknown scenario 'drift'; available: idle, accelerate"):
+        record("sedan", "drift", out="x.ovd")
