@@ -1,0 +1,152 @@
+"""Benchmark ``pvdkit diff`` against ``h5diff`` on the same pair of ~100 MB recordings.
+
+Usage: ``python3 bench/bench_diff.py [--mb 100] [--repeat 3] [--keep DIR]``
+
+Generates recording A (``--mb`` MB of ``.ovd``, :func:`pvdkit.synthetic.write_large_recording`)
+and B = A with one float value changed late in the file (a wheel's ``rotationSpeed`` at about
+90 % of the frames), converts both to HDF5, then times (best of ``--repeat``):
+
+* ``compare_files`` in-process on the ``.ovd`` pair and on the ``.h5`` pair (the library cost);
+* ``python3 -m pvdkit.diff A.h5 B.h5`` as a process (what a CI job pays: interpreter, numpy,
+  h5py and numba imports included);
+* ``h5diff A.h5 B.h5`` (Debian's hdf5-tools) on the same ``.h5`` pair, when installed — it
+  compares raw datasets byte by byte with one tolerance and reports no identity, time or
+  first divergence; it skips datasets it cannot compare (compound types with strings).
+
+Throughput is (size of A + size of B) / time, both in file MB/s and in "recording MB/s" (the
+``.ovd`` size of the two recordings, the same for both formats); the closing ratio is
+h5diff time / pvdkit time on the same ``.h5`` pair (> 1: pvdkit is faster). The script also
+checks that pvdkit found exactly the planted difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pvdkit.convert import convert  # noqa: E402
+from pvdkit.diff import compare_files  # noqa: E402
+from pvdkit.ovd.tokenizer import open_ovd  # noqa: E402
+from pvdkit.recording import Recording  # noqa: E402
+from pvdkit.streams import OvdFileStream  # noqa: E402
+from pvdkit.synthetic import write_large_recording  # noqa: E402
+from pvdkit.types import Command  # noqa: E402
+
+MB = 1e6
+
+
+def plant_difference(src: Path, dst: Path) -> tuple[int, str]:
+    """Copy ``src`` to ``dst`` with one ``Wheel.rotationSpeed`` value changed (+1.0) at about
+    90 % of the frames (a byte patch of the payload); returns (frame, attribute name)."""
+    shutil.copyfile(src, dst)
+    buf, table = open_ovd(src)
+    rec = Recording.open(src)
+    wheel = rec.cls("Wheel")
+    target = wheel.attributes["rotationSpeed"].handle
+    n_frames = len(rec.frames)
+    want = int(n_frames * 0.9)
+    rows = np.flatnonzero((table.kind == Command.SET_ATTRIBUTE) & (table.attribute == target)
+                          & (table.frame == want))
+    row = int(rows[len(rows) // 2])
+    off = int(table.data_offset[row])
+    value = np.frombuffer(bytes(buf[off:off + 4]), "<f4")[0]
+    del buf, table
+    rec.close()
+    with open(dst, "r+b") as f:
+        f.seek(off)
+        f.write(np.float32(value + 1.0).tobytes())
+    return want, "rotationSpeed"
+
+
+def best_of(repeat: int, fn) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=float, default=100.0, help="size of each .ovd recording in MB (100)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per measurement (best is kept)")
+    ap.add_argument("--keep", metavar="DIR", help="write the recordings into DIR and keep them")
+    args = ap.parse_args()
+
+    tmp = None
+    if args.keep:
+        d = Path(args.keep)
+        d.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="bench_diff_")
+        d = Path(tmp.name)
+    try:
+        a_ovd, b_ovd, a_h5, b_h5 = d / "a.ovd", d / "b.ovd", d / "a.h5", d / "b.h5"
+        t = time.perf_counter()
+        info = write_large_recording(OvdFileStream(a_ovd), int(args.mb * MB))
+        frame, attr = plant_difference(a_ovd, b_ovd)
+        convert(a_ovd, a_h5)
+        convert(b_ovd, b_h5)
+        print(f"recordings: {info.frames:,} frames, {info.vehicles} vehicles, {info.wheels} wheels, "
+              f"{info.set_attribute_commands:,} set_attribute commands each; planted +1.0 in "
+              f"Wheel.{attr} at frame {frame} (setup {time.perf_counter() - t:.1f} s)")
+        ovd_mb = (a_ovd.stat().st_size + b_ovd.stat().st_size) / MB
+        h5_mb = (a_h5.stat().st_size + b_h5.stat().st_size) / MB
+        print(f"sizes: .ovd pair {ovd_mb:.1f} MB, .h5 pair {h5_mb:.1f} MB")
+
+        compare_files(a_h5, b_h5)  # warm-up: numba caches, page cache
+        rows = []
+        for label, pa, pb, size in (("pvdkit diff .ovd (in-process)", a_ovd, b_ovd, ovd_mb),
+                                    ("pvdkit diff .h5 (in-process)", a_h5, b_h5, h5_mb)):
+            sec, res = best_of(args.repeat, lambda pa=pa, pb=pb: compare_files(pa, pb))
+            diff = res.differing_series
+            ok = (len(diff) == 1 and diff[0].attribute == attr and diff[0].first_frame == frame
+                  and not res.objects_only_a and not res.schema)
+            if not ok:
+                print(f"  ERROR: {label} did not find exactly the planted difference: "
+                      f"{[(s.object, s.attribute, s.first_frame) for s in diff[:5]]}")
+            rows.append((label, sec, size, f"found {diff[0].object}.{diff[0].attribute} @ frame "
+                                              f"{diff[0].first_frame}" if diff else "found nothing"))
+        cli = [sys.executable, "-m", "pvdkit.diff", str(a_h5), str(b_h5), "--quiet"]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        sec, proc = best_of(args.repeat, lambda: subprocess.run(cli, capture_output=True, text=True, env=env))
+        rows.append(("pvdkit diff .h5 (process)", sec, h5_mb, f"exit {proc.returncode}"))
+        pvd_h5_process = sec
+
+        h5diff = shutil.which("h5diff")
+        if h5diff is None:
+            print("h5diff not found: skipping the comparison (Debian: apt-get install hdf5-tools)")
+        else:
+            sec, proc = best_of(args.repeat, lambda: subprocess.run([h5diff, str(a_h5), str(b_h5)],
+                                                                    capture_output=True, text=True))
+            note = (proc.stdout.strip().splitlines() or [""])[0][:60]
+            rows.append(("h5diff .h5 (process)", sec, h5_mb, f"exit {proc.returncode}; {note}"))
+
+        print(f"{'':32} {'seconds':>8} {'file MB/s':>10} {'rec. MB/s':>10}")
+        for label, sec, size, note in rows:
+            print(f"{label:32} {sec:8.3f} {size / sec:10.1f} {ovd_mb / sec:10.1f}   {note}")
+        if h5diff is not None:
+            h5d = rows[-1][1]
+            inproc = rows[1][1]
+            print(f"h5diff time / pvdkit time on the same .h5 pair: {h5d / inproc:.2f}x in-process, "
+                  f"{h5d / pvd_h5_process:.2f}x as a process")
+        return 0
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""``pvdkit diff A B``: the command line of the comparison (a thin layer over
+:func:`pvdkit.diff.compare_files`).
+
+Exit status: 0 when the recordings are equal within tolerance, 1 when they differ (schema,
+objects, frames or any attribute value; missing data is a difference), 2 on error (a file that
+cannot be read, a bad option or tolerance file, recordings that cannot be aligned) with one
+line ``pvdkit diff: error: …`` on stderr.
+
+Hooking into ``pvdkit``: importing this module registers the ``diff`` subcommand with
+:mod:`pvdkit.cli`'s registry (add ``"pvdkit.diff.cli"`` to ``pvdkit.cli.EXTENSIONS``); a plain
+argparse program can call :func:`add_diff_parser` instead. The module imports nothing heavy:
+the engine is loaded when the command runs. ``python3 -m pvdkit.diff A B`` also works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from pvdkit.types import PvdError
+
+__all__ = ["HELP", "add_diff_parser", "configure", "main", "run"]
+
+HELP = "compare two recordings semantically (objects by identity, values with tolerances)"
+
+_EPILOG = """\
+Objects are matched by class, name and position in the object graph, never by handle.
+Floats are equal when |a-b| <= atol + rtol*|b| (B is the reference); integers, enums, flags,
+strings and references compare exactly. --frames START:STOP compares frames START..STOP-1
+(frame indices of A; B's frames are matched by index, or by timestamp with --align time),
+values set before START count as held at START. Exit status: 0 equal, 1 different, 2 error.
+"""
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add the ``diff`` arguments to ``p``."""
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = _EPILOG
+    p.add_argument("a", metavar="A", help="recording to check (.ovd or .h5)")
+    p.add_argument("b", metavar="B",
+                   help="reference recording (.ovd or .h5); relative tolerance is taken of B")
+    p.add_argument("--atol", type=float, default=None, metavar="X", help="absolute tolerance of floats (0)")
+    p.add_argument("--rtol", type=float, default=None, metavar="Y", help="relative tolerance of floats (0)")
+    p.add_argument("--nan-equal", action="store_true", default=None,
+                   help="NaN equals NaN (default: a difference)")
+    p.add_argument("--config", metavar="TOML",
+                   help="tolerance file: defaults, ignore globs, per-attribute rules")
+    p.add_argument("--frames", metavar="START:STOP", help="compare only this window of frames (half-open)")
+    p.add_argument("--align", choices=("index", "time"), default="index",
+                   help="match B's frames to A's by index (default) or by start timestamp")
+    p.add_argument("--json", metavar="OUT",
+                   help="write the JSON report to OUT ('-' = stdout, the text report then goes to stderr)")
+    p.add_argument("--junit", metavar="OUT", help="write a JUnit XML report to OUT")
+    p.add_argument("--plots", metavar="DIR", help="write PNG plots of the most diverging series into DIR")
+    p.add_argument("--max-plots", type=int, default=8, metavar="N", help="number of plots (8)")
+    p.add_argument("--max-report", type=int, default=20, metavar="N",
+                   help="lines per section of the text report (20)")
+    p.add_argument("--quiet", action="store_true", help="print only the one-line verdict")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the comparison described by ``args``; returns the exit status (0, 1 or 2)."""
+    try:
+        return _run(args)
+    except PvdError as exc:
+        _error(str(exc))
+    except OSError as exc:
+        _error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+    except MemoryError:
+        _error("out of memory while comparing")
+    except Exception as exc:  # a bug must not look like "different" (status 1) to a CI
+        if os.environ.get("PVDKIT_DEBUG"):
+            raise
+        _error(f"internal error ({type(exc).__name__}: {exc}); set PVDKIT_DEBUG=1 for a traceback")
+    return 2
+
+
+def _error(message: str) -> None:
+    print(f"pvdkit diff: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pvdkit.diff.engine import compare_files
+    from pvdkit.diff.report import format_text, headline, to_json, write_json, write_junit
+
+    for name in ("max_report", "max_plots"):
+        if getattr(args, name) < 0:
+            raise PvdError(f"--{name.replace('_', '-')} must be >= 0")
+    res = compare_files(args.a, args.b, atol=args.atol, rtol=args.rtol, nan_equal=args.nan_equal,
+                        config=args.config, frames=args.frames, align=args.align, plots=args.plots,
+                        max_plots=args.max_plots)
+    text_out = sys.stdout
+    if args.json == "-":
+        sys.stdout.write(to_json(res))
+        text_out = sys.stderr
+    elif args.json:
+        write_json(res, args.json)
+    if args.junit:
+        write_junit(res, args.junit)
+    if args.quiet:
+        text_out.write(headline(res) + "\n")
+    else:
+        text_out.write(format_text(res, max_report=args.max_report))
+    text_out.flush()
+    return res.exit_status
+
+
+def add_diff_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``diff`` subcommand to an argparse ``subparsers`` object; the parser's defaults
+    carry ``func`` (and ``_run``, the name :mod:`pvdkit.cli` uses) = :func:`run`."""
+    p = subparsers.add_parser("diff", help=HELP, description=HELP)
+    configure(p)
+    p.set_defaults(func=run, _run=run)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python3 -m pvdkit.diff A B …`` without the ``pvdkit`` front end."""
+    p = argparse.ArgumentParser(prog="pvdkit diff", description=HELP)
+    configure(p)
+    try:
+        args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    return run(args)
+
+
+def _register() -> None:
+    """Register ``diff`` with pvdkit's command registry (when pvdkit.cli has one)."""
+    try:
+        from pvdkit.cli import SubCommand, add_subcommand
+    except ImportError:
+        return
+    add_subcommand(SubCommand("diff", HELP, configure, run))
+
+
+_register()

@@ -1,0 +1,217 @@
+"""Tolerances of ``pvdkit diff``: defaults, per-attribute overrides by glob, the TOML config.
+
+Why globs over ``Class.attribute``: recordings hold hundreds of attributes whose sensible
+tolerance depends on what they are (a tire force is noisier than a wheel radius), and a CI
+config must stay short and survive new objects. A float pair (a, b) is equal when
+``|a - b| <= atol + rtol * |b|`` (B is the reference, as in ``numpy.isclose``) or when
+``a == b`` (equal infinities); NaN equals NaN only with ``nan_equal``. Integers, enums,
+flags, strings and references are always compared exactly.
+
+Config file (TOML, read with the standard library's ``tomllib``)::
+
+    atol = 1e-9                 # defaults for every float attribute (optional)
+    rtol = 1e-6
+    nan_equal = false
+    ignore = ["Simulation.step"]          # globs of attributes not compared at all
+
+    [attributes]                # overrides, applied in file order, field by field
+    "TireForce.*" = { rtol = 1e-3 }
+    "RigidBodyState.pos" = { atol = 1e-4, rtol = 0 }
+    "PhysX*.*" = { ignore = true }
+
+A pattern is an :mod:`fnmatch` glob (case-sensitive) matched against ``Class.attribute``
+for the object's class and each of its base classes (so a rule on a base class also covers
+derived classes); ``attribute`` is the dotted attribute path (``pose.p`` for a class
+attribute). Pseudo attributes: ``<lifetime>`` of every object (``"*.<lifetime>"``),
+``<frame>.start`` / ``<frame>.stop`` (frame timestamps) and ``<recording>.<messages>``.
+
+Precedence, lowest first: built-in defaults (exact: atol = rtol = 0), the config's top-level
+defaults, command-line ``--atol/--rtol/--nan-equal``, then the ``[attributes]`` rules that
+match (later rules override the fields they set).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from typing import Any
+
+from pvdkit.types import PvdError
+
+__all__ = ["Tolerance", "ToleranceConfig", "ToleranceRule"]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How one attribute is compared.
+
+    ``atol`` (same unit as the attribute, ≥ 0) and ``rtol`` (dimensionless, ≥ 0) apply to
+    floats only; ``nan_equal`` makes NaN == NaN; ``ignore`` skips the attribute entirely.
+    """
+
+    atol: float = 0.0
+    rtol: float = 0.0
+    nan_equal: bool = False
+    ignore: bool = False
+
+    def validate(self, where: str = "tolerance") -> Tolerance:
+        """Raise :class:`PvdError` for a negative or non-finite tolerance; returns self."""
+        for name in ("atol", "rtol"):
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and math.isfinite(v) and v >= 0):
+                raise PvdError(f"{where}: {name} must be a finite number >= 0, got {v!r}")
+        return self
+
+    def describe(self) -> str:
+        """Short text for reports, e.g. ``atol=1e-06 rtol=0``."""
+        s = f"atol={self.atol:g} rtol={self.rtol:g}"
+        return s + (" nan_equal" if self.nan_equal else "")
+
+
+@dataclass(frozen=True)
+class ToleranceRule:
+    """An override: fields left None keep what earlier rules or the defaults set."""
+
+    pattern: str
+    atol: float | None = None
+    rtol: float | None = None
+    nan_equal: bool | None = None
+    ignore: bool | None = None
+
+    def apply(self, tol: Tolerance) -> Tolerance:
+        """``tol`` with this rule's fields set."""
+        changes = {k: v for k, v in (("atol", self.atol), ("rtol", self.rtol),
+                                     ("nan_equal", self.nan_equal), ("ignore", self.ignore))
+                   if v is not None}
+        return replace(tol, **changes) if changes else tol
+
+
+_RULE_KEYS = {"atol", "rtol", "nan_equal", "ignore"}
+_TOP_KEYS = {"atol", "rtol", "nan_equal", "ignore", "attributes"}
+
+
+@dataclass(frozen=True)
+class ToleranceConfig:
+    """Default tolerance, ignore globs and per-attribute rules (see the module docstring).
+
+    Build with :meth:`load` (a TOML file), :meth:`from_mapping` (already parsed TOML) or
+    directly; :meth:`with_defaults` applies command-line values.
+    """
+
+    default: Tolerance = Tolerance()
+    rules: tuple[ToleranceRule, ...] = ()
+    source: str | None = None
+    _cache: dict[tuple[tuple[str, ...], str], Tolerance] = field(
+        default_factory=dict, compare=False, repr=False, hash=False)
+
+    def __post_init__(self) -> None:
+        self.default.validate(f"{self.source or 'tolerances'}: defaults")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> ToleranceConfig:
+        """Read a TOML tolerance file; :class:`PvdError` naming the file and key on bad input."""
+        p = os.fspath(path)
+        try:
+            with open(p, "rb") as f:
+                data = tomllib.load(f)
+        except OSError as exc:
+            raise PvdError(f"cannot read tolerance config {p}: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise PvdError(f"{p}: not valid TOML: {exc}") from None
+        return cls.from_mapping(data, p)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str = "tolerances") -> ToleranceConfig:
+        """Build from parsed TOML (the layout of the module docstring)."""
+        unknown = sorted(set(data) - _TOP_KEYS)
+        if unknown:
+            raise PvdError(f"{source}: unknown key {unknown[0]!r} (expected one of: "
+                           f"{', '.join(sorted(_TOP_KEYS))}; per-attribute rules go under [attributes])")
+        default = Tolerance(
+            atol=_number(data, "atol", 0.0, source), rtol=_number(data, "rtol", 0.0, source),
+            nan_equal=_flag(data, "nan_equal", False, source),
+        ).validate(source)
+        rules: list[ToleranceRule] = []
+        ignore = data.get("ignore", [])
+        if not isinstance(ignore, list) or not all(isinstance(g, str) for g in ignore):
+            raise PvdError(f"{source}: ignore must be a list of glob strings, got {ignore!r}")
+        rules += [ToleranceRule(g, ignore=True) for g in ignore]
+        attrs = data.get("attributes", {})
+        if not isinstance(attrs, Mapping):
+            raise PvdError(f"{source}: [attributes] must be a table of \"glob\" = {{ rtol = … }}")
+        for pattern, spec in attrs.items():
+            where = f"{source}: attributes.{pattern!r}"
+            if not isinstance(spec, Mapping):
+                raise PvdError(f"{where}: expected an inline table such as {{ rtol = 1e-3 }}, got {spec!r}")
+            bad = sorted(set(spec) - _RULE_KEYS)
+            if bad:
+                raise PvdError(f"{where}: unknown key {bad[0]!r} (expected: {', '.join(sorted(_RULE_KEYS))})")
+            rule = ToleranceRule(
+                pattern,
+                atol=_number(spec, "atol", None, where), rtol=_number(spec, "rtol", None, where),
+                nan_equal=_flag(spec, "nan_equal", None, where), ignore=_flag(spec, "ignore", None, where),
+            )
+            rule.apply(Tolerance()).validate(where)
+            rules.append(rule)
+        return cls(default, tuple(rules), source)
+
+    def with_defaults(self, *, atol: float | None = None, rtol: float | None = None,
+                      nan_equal: bool | None = None) -> ToleranceConfig:
+        """A copy whose defaults take the given values (the command line's ``--atol`` …)."""
+        d = ToleranceRule("*", atol=atol, rtol=rtol, nan_equal=nan_equal).apply(self.default)
+        return ToleranceConfig(d.validate("command line"), self.rules, self.source)
+
+    def for_attribute(self, classes: Sequence[str] | str, attribute: str) -> Tolerance:
+        """The tolerance of ``attribute`` of an object whose class (then base classes) is
+        ``classes``: the defaults with every matching rule applied in order."""
+        names = (classes,) if isinstance(classes, str) else tuple(classes)
+        key = (names, attribute)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        tol = self.default
+        targets = [f"{c}.{attribute}" for c in names]
+        for rule in self.rules:
+            if any(fnmatchcase(t, rule.pattern) for t in targets):
+                tol = rule.apply(tol)
+        self._cache[key] = tol
+        return tol
+
+    def describe(self) -> str:
+        """One line: defaults and rule count, for report headers."""
+        extra = f", {len(self.rules)} rule{'s' if len(self.rules) != 1 else ''}" if self.rules else ""
+        src = f" from {self.source}" if self.source else ""
+        return f"{self.default.describe()}{extra}{src}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for the JSON report)."""
+        return {
+            "atol": self.default.atol, "rtol": self.default.rtol, "nan_equal": self.default.nan_equal,
+            "source": self.source,
+            "rules": [{k: v for k, v in (("pattern", r.pattern), ("atol", r.atol), ("rtol", r.rtol),
+                                         ("nan_equal", r.nan_equal), ("ignore", r.ignore)) if v is not None}
+                      for r in self.rules],
+        }
+
+
+def _number(d: Mapping[str, Any], key: str, default: float | None, where: str) -> float | None:
+    if key not in d:
+        return default
+    v = d[key]
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise PvdError(f"{where}: {key} must be a number, got {v!r}")
+    return float(v)
+
+
+def _flag(d: Mapping[str, Any], key: str, default: bool | None, where: str) -> bool | None:
+    if key not in d:
+        return default
+    v = d[key]
+    if not isinstance(v, bool):
+        raise PvdError(f"{where}: {key} must be true or false, got {v!r}")
+    return v
+

@@ -1,0 +1,473 @@
+"""``pvdkit diff`` on crafted pairs: verdicts, first divergence, identity matching, tolerances,
+missing data, exit status and the JSON / JUnit / PNG reports."""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pvdkit.diff import DiffOptions, FrameWindow, ToleranceConfig, compare_files, format_text
+from pvdkit.diff.cli import main as diff_main
+from pvdkit.diff.plot import decode_png
+from pvdkit.diff.report import to_json, to_junit
+from pvdkit.types import PvdError
+from tests.pvdkit.diff_helpers import TIRE, WHEEL, Spec, lng_force, t_of, write
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
+
+
+@pytest.fixture(scope="module")
+def ref(tmp_path_factory) -> Path:
+    """The reference recording (default :class:`Spec`)."""
+    return write(tmp_path_factory.mktemp("ref") / "ref.ovd")
+
+
+def _b(tmp_path: Path, spec: Spec) -> Path:
+    return write(tmp_path / "b.ovd", spec)
+
+
+def _only(res, attribute: str, obj: str | None = None):
+    hits = [s for s in res.differing_series if s.attribute == attribute and (obj is None or s.object == obj)]
+    assert len(hits) == 1, [(s.object, s.attribute) for s in res.differing_series]
+    return hits[0]
+
+
+# ------------------------------------------------------------------------------- verdicts
+
+
+def test_identical_recordings_are_equal(ref, tmp_path):
+    b = _b(tmp_path, Spec())
+    res = compare_files(ref, b)
+    assert res.equal and res.exit_status == 0
+    s = res.summary()
+    # Vehicle 6 attributes + lifetime; 4 wheels × (rotationSpeed, tireForce, lifetime);
+    # 4 tires × (lngForce, latForce, lifetime); frame start/stop.
+    assert s["attributes_compared"] == 7 + 4 * 3 + 4 * 3 + 2
+    assert s["objects_matched"] == 9 and s["attributes_differing"] == 0
+    assert diff_main([str(ref), str(b), "--quiet"]) == 0
+
+
+@pytest.mark.parametrize("frame", [0, 7, 19])
+def test_one_value_beyond_tolerance_gives_first_divergence_at_that_frame(ref, tmp_path, frame):
+    b = _b(tmp_path, Spec(perturb={(2, "lngForce", frame): 0.5}))
+    res = compare_files(ref, b, atol=0.1)
+    assert res.exit_status == 1
+    assert len(res.differing_series) == 1
+    s = _only(res, "lngForce", TIRE.format(k=2))
+    assert (s.first_frame, s.first_time, s.differing, s.compared) == (frame, t_of(frame), 1, 20)
+    assert s.cls == "TireForce" and s.status == "different"
+    assert s.max_abs == pytest.approx(0.5)
+    assert s.max_rel == pytest.approx(0.5 / (lng_force(frame, 2) + 0.5), rel=1e-6)
+    assert float(s.a_value) == lng_force(frame, 2) and float(s.b_value) == lng_force(frame, 2) + 0.5
+    assert res.summary()["first_divergence_frame"] == frame
+    assert diff_main([str(ref), str(b), "--atol", "0.1", "--quiet"]) == 1
+
+
+def test_value_within_tolerance_is_equal(ref, tmp_path):
+    b = _b(tmp_path, Spec(perturb={(2, "lngForce", 7): 0.5}))
+    assert compare_files(ref, b, atol=0.5).equal  # |a-b| <= atol is inside
+    assert not compare_files(ref, b, atol=0.49).equal
+    # relative tolerance is taken of B: 0.5 / 321.5
+    rel = 0.5 / (lng_force(7, 2) + 0.5)
+    assert compare_files(ref, b, rtol=rel * 1.001).equal
+    assert not compare_files(ref, b, rtol=rel * 0.999).equal
+
+
+def test_integers_are_exact_whatever_the_tolerance(ref, tmp_path):
+    b = _b(tmp_path, Spec(gear_change=(5, 2)))
+    res = compare_files(ref, b, atol=10.0, rtol=1.0)
+    s = _only(res, "gear")
+    assert (s.kind, s.first_frame, s.a_value, s.b_value) == ("int", 5, "1", "2")
+
+
+def test_strings_and_enums_compare_exactly_with_names_in_the_report(ref, tmp_path):
+    res = compare_files(ref, _b(tmp_path, Spec(label="coupe", mode_at=(4, "eSPORT"))), atol=1e9)
+    label = _only(res, "label")
+    assert (label.first_frame, label.a_value, label.b_value) == (-1, "'sedan'", "'coupe'")
+    mode = _only(res, "mode")
+    assert (mode.kind, mode.first_frame, mode.a_value, mode.b_value) == ("enum", 4, "eNORMAL", "eSPORT")
+
+
+def test_enum_storage_width_does_not_matter(ref, tmp_path):
+    """PhysX writes flags in their storage width (u8, u16): the value is what counts."""
+    narrow = _b(tmp_path, Spec(mode_storage=np.uint8, mode_at=(4, "eSPORT")))
+    wide = write(tmp_path / "wide.ovd", Spec(mode_at=(4, "eSPORT")))
+    assert compare_files(narrow, wide).equal
+    s = _only(compare_files(narrow, ref), "mode")
+    assert (s.first_frame, s.a_value, s.b_value) == (4, "eSPORT", "eNORMAL")
+
+
+def test_messages_are_compared(tmp_path):
+    a = write(tmp_path / "ma.ovd", Spec(message_at={3: "wheel slipped", 9: "gear up"}))
+    b = write(tmp_path / "mb.ovd", Spec(message_at={3: "wheel slipped", 11: "gear up"}))
+    same = write(tmp_path / "mc.ovd", Spec(message_at={3: "wheel slipped", 9: "gear up"}))
+    assert compare_files(a, same).equal
+    s = _only(compare_files(a, b), "<messages>")
+    assert (s.object, s.first_frame, s.differing) == ("<recording>", 9, 1)
+    assert s.a_value.startswith("frame 9: 'gear up' (simcore/tire.py:42, type 1, TireForce)")
+    assert compare_files(a, b, config=_toml(tmp_path, 'ignore = ["<recording>.<messages>"]\n')).equal
+
+
+def _toml(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "cfg.toml"
+    p.write_text(text)
+    return str(p)
+
+
+# ------------------------------------------------------------------------------- identity
+
+
+def test_renumbered_handles_and_creation_order_still_match(ref, tmp_path):
+    """Same content, other handles, wheels created in another order (list order unchanged):
+    every wheel and tire is matched through the graph although all share one name."""
+    b = _b(tmp_path, Spec(handle_base=0x1234_0000, handle_step=0x40, wheel_creation_order=(3, 1, 0, 2)))
+    res = compare_files(ref, b)
+    assert res.equal, format_text(res)
+    assert res.objects_matched == 9
+
+
+def test_graph_paths_identify_same_named_objects(ref, tmp_path):
+    """A change in the third wheel's tire is reported on that tire, whatever the creation order."""
+    b = _b(tmp_path, Spec(wheel_creation_order=(2, 3, 0, 1), handle_base=0x99_0000,
+                          perturb={(2, "latForce", 3): 1.0}))
+    res = compare_files(ref, b)
+    s = _only(res, "latForce")
+    assert s.object == TIRE.format(k=2) and s.first_frame == 3
+
+
+def test_references_compare_by_identity(ref, tmp_path):
+    b = _b(tmp_path, Spec(swap_tires_at=6, handle_base=0x42_0000))
+    res = compare_files(ref, b)
+    bad = {s.object: s for s in res.differing_series}
+    assert set(bad) == {WHEEL.format(k=0), WHEEL.format(k=1)}
+    s0 = bad[WHEEL.format(k=0)]
+    assert (s0.attribute, s0.kind, s0.first_frame) == ("tireForce", "reference", 6)
+    assert (s0.a_value, s0.b_value) == (TIRE.format(k=0), TIRE.format(k=1))
+
+
+def test_unique_list_membership_changes_are_differences(ref, tmp_path):
+    res = compare_files(ref, _b(tmp_path, Spec(remove_wheel_at=9)))
+    s = _only(res, "wheels")
+    assert (s.kind, s.first_frame) == ("list", 9)
+    assert s.a_value.count("Vehicle/wheels[") == 4 and s.b_value.count("Vehicle/wheels[") == 3
+
+
+# ------------------------------------------------------------------------------- missing data, schema
+
+
+def test_missing_object_is_a_difference(ref, tmp_path):
+    res = compare_files(ref, _b(tmp_path, Spec(drop_tire=1)))
+    assert res.exit_status == 1
+    assert [(o.label, o.cls) for o in res.objects_only_a] == [(TIRE.format(k=1), "TireForce")]
+    assert not res.objects_only_b
+    ref_diff = _only(res, "tireForce", WHEEL.format(k=1))
+    assert (ref_diff.first_frame, ref_diff.b_value) == (-1, "unset")
+    # and the other way round: an extra object in B
+    rev = compare_files(_b(tmp_path, Spec(drop_tire=1)), ref)
+    assert [o.label for o in rev.objects_only_b] == [TIRE.format(k=1)]
+
+
+def test_extra_attribute_is_a_difference(ref, tmp_path):
+    res = compare_files(ref, _b(tmp_path, Spec(extra_attribute=True)))
+    assert [(c.kind, c.cls, c.attribute) for c in res.schema] == [("attribute_added", "Wheel", "temperature")]
+    extra = [s for s in res.differing_series if s.attribute == "temperature"]
+    assert len(extra) == 4 and {s.status for s in extra} == {"only_in_b"}
+    assert all(s.first_frame == 0 and s.a_value == "unset" for s in extra)
+
+
+def test_retyped_attribute_is_a_difference(ref, tmp_path):
+    res = compare_files(ref, _b(tmp_path, Spec(retype_rotation=True)), atol=1.0)
+    assert [(c.kind, c.attribute, c.a, c.b) for c in res.schema] == [
+        ("attribute_retyped", "rotationSpeed", "FLOAT32x1", "FLOAT64x1")]
+    rot = [s for s in res.differing_series if s.attribute == "rotationSpeed"]
+    assert len(rot) == 4 and {s.status for s in rot} == {"retyped"}
+
+
+def test_attribute_that_stops_being_set_is_missing_data(ref, tmp_path):
+    """B stops writing rotationSpeed at frame 12: its held value equals A's frame-11 value,
+    but A goes on changing, so frame 12 is the first divergence."""
+    res = compare_files(ref, _b(tmp_path, Spec(stop_rotation_after=12)))
+    rot = [s for s in res.differing_series if s.attribute == "rotationSpeed"]
+    assert len(rot) == 4 and {s.first_frame for s in rot} == {12}
+
+
+def test_shorter_recording_differs_where_it_ends(ref, tmp_path):
+    res = compare_files(ref, _b(tmp_path, Spec(frames=15)))
+    assert any(n.kind == "frame_count" and n.difference for n in res.notes)
+    # latForce is constant: only the end of B makes it differ.
+    lat = [s for s in res.differing_series if s.attribute == "latForce"]
+    assert {s.first_frame for s in lat} == {15}
+    assert {s.b_value for s in lat} == {"none (B ended)"}
+    # values set once and never changed are still equal: nothing was written after B ended
+    assert not [s for s in res.differing_series if s.attribute in ("label", "gear", "mode", "wheels")]
+
+
+def test_nan_equals_nan_only_when_asked(ref, tmp_path):
+    nan_a = write(tmp_path / "nan_a.ovd", Spec(nan={(1, 4)}))
+    nan_b = write(tmp_path / "nan_b.ovd", Spec(nan={(1, 4)}))
+    res = compare_files(nan_a, nan_b)
+    s = _only(res, "lngForce")
+    assert (s.object, s.first_frame, s.a_value, s.b_value) == (TIRE.format(k=1), 4, "nan", "nan")
+    assert compare_files(nan_a, nan_b, nan_equal=True).equal
+    assert diff_main([str(nan_a), str(nan_b), "--nan-equal", "--quiet"]) == 0
+    # NaN on one side only differs in both directions, even with nan_equal and a huge tolerance
+    for x, y in ((nan_a, ref), (ref, nan_a)):
+        r = compare_files(x, y, nan_equal=True, atol=1e30)
+        assert _only(r, "lngForce").first_frame == 4
+
+
+# ------------------------------------------------------------------------------- formats
+
+
+def test_ovd_and_its_h5_are_equal(tmp_path):
+    convert = pytest.importorskip("pvdkit.convert")
+    h5 = tmp_path / "vehicles_short.h5"
+    convert.convert(FIXTURE, h5)
+    res = compare_files(FIXTURE, h5)
+    assert res.equal, format_text(res)
+    assert res.objects_matched == 528 and res.summary()["attributes_compared"] > 2000
+
+
+def test_crafted_ovd_and_h5_mixed_pair(ref, tmp_path):
+    convert = pytest.importorskip("pvdkit.convert")
+    b = _b(tmp_path, Spec(handle_base=0x3_0000, perturb={(0, "rotationSpeed", 11): 2.0}))
+    h5 = tmp_path / "b.h5"
+    convert.convert(b, h5)
+    res = compare_files(h5, ref)
+    s = _only(res, "rotationSpeed")
+    assert (s.object, s.first_frame) == (WHEEL.format(k=0), 11)
+
+
+# ------------------------------------------------------------------------------- tolerance config
+
+
+def test_config_glob_override(ref, tmp_path):
+    b = _b(tmp_path, Spec(perturb={(k, "lngForce", 3): 0.1 for k in range(4)}
+                          | {(0, "rotationSpeed", 5): 0.1}))
+    cfg = tmp_path / "tol.toml"
+    cfg.write_text('rtol = 1e-9\n[attributes]\n"TireForce.*" = { rtol = 1e-3 }\n')
+    res = compare_files(ref, b, config=str(cfg))
+    assert [s.test_name for s in res.differing_series] == ["Wheel.rotationSpeed"]
+    assert res.find("TireForce.lngForce")[0].tolerance.rtol == 1e-3
+    # later rules override earlier ones field by field; ignore skips the attribute
+    cfg.write_text('[attributes]\n"TireForce.*" = { rtol = 1e-3 }\n"*.lngForce" = { atol = 0.0 }\n'
+                   '"Wheel.rotation*" = { ignore = true }\n')
+    res = compare_files(ref, b, config=str(cfg))
+    assert res.equal and res.ignored == 4
+    assert res.find("lngForce")[0].tolerance.describe() == "atol=0 rtol=0.001"
+    # command-line defaults sit below the rules
+    assert diff_main([str(ref), str(b), "--config", str(cfg), "--rtol", "0", "--quiet"]) == 0
+
+
+def test_config_errors_name_file_and_key(tmp_path):
+    cases = {
+        "atol = -1\n": "atol must be a finite number >= 0",
+        "tolerance = 1\n": "unknown key 'tolerance'",
+        '[attributes]\n"A.*" = { rtl = 1 }\n': "unknown key 'rtl'",
+        '[attributes]\n"A.*" = 3\n': "expected an inline table",
+        "ignore = 'A.*'\n": "ignore must be a list",
+        "atol = = 1\n": "not valid TOML",
+    }
+    for text, expected in cases.items():
+        p = tmp_path / "bad.toml"
+        p.write_text(text)
+        with pytest.raises(PvdError, match=expected) as info:
+            ToleranceConfig.load(p)
+        assert str(p) in str(info.value)
+
+
+def test_tolerance_rules_match_base_classes():
+    cfg = ToleranceConfig.from_mapping({"attributes": {"Base.x": {"atol": 2.0}, "Derived.*": {"rtol": 0.5}}})
+    t = cfg.for_attribute(("Derived", "Base"), "x")
+    assert (t.atol, t.rtol) == (2.0, 0.5)
+    assert cfg.for_attribute(("Other",), "x").atol == 0.0
+
+
+# ------------------------------------------------------------------------------- frame window and alignment
+
+
+def test_frame_window(ref, tmp_path):
+    b = _b(tmp_path, Spec(perturb={(2, "lngForce", 7): 1.0}, gear_change=(3, 2)))
+    assert compare_files(ref, b, frames="0:3").equal
+    res = compare_files(ref, b, frames="3:7")
+    assert [(s.attribute, s.first_frame) for s in res.differing_series] == [("gear", 3)]
+    res = compare_files(ref, b, frames="4:")  # the gear set at frame 3 is held into the window
+    assert [(s.attribute, s.first_frame) for s in res.differing_series] == [("gear", 4), ("lngForce", 7)]
+    res = compare_files(ref, b, frames="7")
+    assert sorted(s.attribute for s in res.differing_series) == ["gear", "lngForce"]
+    assert compare_files(ref, b, frames="8:").find("lngForce")[0].compared == 12
+    with pytest.raises(PvdError, match="empty window"):
+        FrameWindow.parse("5:5")
+    with pytest.raises(PvdError, match="START:STOP"):
+        FrameWindow.parse("a:b")
+
+
+def test_align_by_time(ref, tmp_path):
+    """B starts two frames later: by index everything is shifted, by timestamp it matches."""
+    b = _b(tmp_path, Spec(first_frame=2, frames=18))
+    by_time = compare_files(ref, b, align="time", frames="2:")
+    assert by_time.equal, format_text(by_time)
+    assert not compare_files(ref, b, frames="2:").equal
+    whole = compare_files(ref, b, align="time")
+    assert [n.kind for n in whole.notes] == ["frame_times"]
+    speed = _only(whole, "speed")
+    assert (speed.first_frame, speed.b_value) == (0, "unset")
+    assert {s.first_frame for s in whole.differing_series} == {0}
+
+
+# ------------------------------------------------------------------------------- reports
+
+
+def test_json_and_junit_reports(ref, tmp_path):
+    b = _b(tmp_path, Spec(perturb={(2, "lngForce", 7): 1.0, (0, "rotationSpeed", 0): 1.0}, drop_tire=3))
+    out_json, out_xml = tmp_path / "r" / "diff.json", tmp_path / "r" / "junit.xml"
+    assert diff_main([str(ref), str(b), "--json", str(out_json), "--junit", str(out_xml), "--quiet"]) == 1
+    d = json.loads(out_json.read_text())
+    assert d["equal"] is False and d["exit_status"] == 1
+    assert d["summary"]["first_divergence_frame"] == -1  # Wheel 3's tireForce reference, set up front
+    assert [o["object"] for o in d["objects"]["missing_in_b"]] == [TIRE.format(k=3)]
+    rows = {(r["object"], r["attribute"]): r for r in d["series"]}
+    lng = rows[(TIRE.format(k=2), "lngForce")]
+    assert (lng["first_divergence_frame"], lng["first_divergence_time"], lng["frames_differing"]) == (
+        7, t_of(7), 1)
+    rot = rows[(WHEEL.format(k=0), "rotationSpeed")]
+    assert rot["max_rel_error"] == 1.0 and rot["max_abs_error"] == 1.0  # |1 - 0| / |1|
+    rev = json.loads(to_json(compare_files(b, ref)))  # B = 0 there: relative error inf, as text in JSON
+    assert [r["max_rel_error"] for r in rev["series"] if r["attribute"] == "rotationSpeed"] == ["inf"]
+    frames = [r["first_divergence_frame"] for r in d["series"]]
+    assert frames == sorted(frames)
+
+    root = ET.parse(out_xml).getroot()
+    assert root.tag == "testsuites"
+    cases = {(tc.get("classname"), tc.get("name")): tc for tc in root.iter("testcase")}
+    failing = {k for k, tc in cases.items() if tc.find("failure") is not None}
+    assert failing == {("TireForce", "lngForce"), ("Wheel", "rotationSpeed"), ("Wheel", "tireForce"),
+                       ("objects", "TireForce")}
+    assert int(root.get("failures")) == len(failing) and int(root.get("tests")) == len(cases)
+    for suite in root.iter("testsuite"):
+        assert int(suite.get("tests")) == len(suite.findall("testcase"))
+    msg = cases[("TireForce", "lngForce")].find("failure").get("message")
+    assert "1 of 3 object(s) differ" in msg and "frame 7" in msg and TIRE.format(k=2) in msg
+    assert ("schema", "TireForce") in cases and ("recording", "<frame>.start") in cases
+
+
+def test_reports_of_equal_recordings(ref, tmp_path):
+    res = compare_files(ref, _b(tmp_path, Spec()))
+    d = json.loads(to_json(res, include_equal=True))
+    assert d["equal"] and len(d["series"]) == d["summary"]["attributes_compared"]
+    root = ET.fromstring(to_junit(res))
+    assert root.get("failures") == "0" and int(root.get("tests")) > 10
+    assert format_text(res).splitlines()[2].startswith("EQUAL: 33 attributes of 9 objects")
+
+
+def test_text_report_table(ref, tmp_path, capsys):
+    b = _b(tmp_path, Spec(perturb={(k, "latForce", 10 - k): 1.0 for k in range(4)}))
+    assert diff_main([str(ref), str(b), "--max-report", "2"]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[2].startswith("DIFFERENT: 4 of 33 attributes differ")
+    assert "first divergence at frame 7" in lines[2]
+    table = lines[lines.index("differing attributes (4), by first divergence:") + 1:]
+    assert table[0].split()[:3] == ["frame", "time", "object.attribute"]
+    assert table[1].split()[:3] == ["7", str(t_of(7)), f"{TIRE.format(k=3)}.latForce"]
+    assert table[2].split()[0] == "8" and "2 more (--max-report)" in table[3]
+
+
+def test_json_to_stdout_moves_text_to_stderr(ref, tmp_path, capsys):
+    b = _b(tmp_path, Spec(gear_change=(2, 3)))
+    assert diff_main([str(ref), str(b), "--json", "-"]) == 1
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["summary"]["attributes_differing"] == 1
+    assert "DIFFERENT" in cap.err
+
+
+def test_plots(ref, tmp_path):
+    b = _b(tmp_path, Spec(perturb={(1, "lngForce", f): 2.0 * (f - 6) for f in range(7, 20)}
+                          | {(-1, "speed", 19): 0.31}))
+    d = tmp_path / "plots"
+    res = compare_files(ref, b, atol=0.3, plots=str(d), max_plots=1)
+    files = sorted(p.name for p in d.iterdir())
+    assert files == ["01_Vehicle_wheels_1_tireForce.lngForce.png"]  # largest relative error first
+    assert _only(res, "lngForce").first_frame == 7 and _only(res, "speed").first_frame == 19
+    img = decode_png((d / files[0]).read_bytes())
+    assert img.shape == (640, 960, 3)
+    red = np.all(img == (214, 39, 40), axis=2)
+    blue = np.all(img == (31, 119, 180), axis=2)
+    assert blue[64:].any() and np.all(img == (255, 127, 14), axis=2)[64:].any()
+    left, pw = 96, 960 - 24 - 96
+    x = left + round(7 / 19 * (pw - 1))  # frames 0..19 across the panel
+    cols = np.flatnonzero(red[64:].any(axis=0))
+    assert set(cols) == {x - 1, x}
+    assert diff_main([str(ref), str(b), "--plots", str(tmp_path / "p2"), "--quiet"]) == 1
+    assert len(list((tmp_path / "p2").glob("*.png"))) == 2
+
+
+# ------------------------------------------------------------------------------- errors
+
+
+def test_errors_exit_2_with_one_line(ref, tmp_path, capsys):
+    text = tmp_path / "notes.ovd"
+    text.write_text("this is not a recording at all\n")
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("atol = -1\n")
+    cases = [
+        ([str(ref), str(tmp_path / "missing.ovd")], "B: "),
+        ([str(text), str(ref)], "A: "),
+        ([str(ref), str(ref), "--frames", "9:2"], "empty window"),
+        ([str(ref), str(ref), "--config", str(cfg)], "atol must be"),
+        ([str(ref), str(ref), "--max-report", "-1"], "--max-report"),
+        ([str(ref), str(tmp_path)], "is a directory"),
+    ]
+    for argv, expected in cases:
+        assert diff_main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("pvdkit diff: error: ") and expected in err and err.count("\n") == 1, err
+
+
+def test_frames_cannot_align_by_time_when_timestamps_decrease(ref, tmp_path):
+    odd = write(tmp_path / "odd.ovd", Spec(frames=3, timestamps=[30, 20, 10]))
+    with pytest.raises(PvdError, match="timestamps decrease"):
+        compare_files(odd, ref, align="time")
+    assert diff_main([str(odd), str(ref), "--align", "time"]) == 2
+
+
+def test_damaged_recording_is_a_difference_not_an_error(ref, tmp_path):
+    data = ref.read_bytes()
+    cut = tmp_path / "cut.ovd"
+    cut.write_bytes(data[:int(len(data) * 0.6)])
+    res = compare_files(cut, ref)
+    assert res.exit_status == 1
+    assert [n.kind for n in res.notes if n.difference] == ["damaged"] + ["frame_count"] * any(
+        n.kind == "frame_count" for n in res.notes)
+    assert "A (" in res.notes[0].message
+
+
+def test_options_object_and_library_entry_point(ref, tmp_path):
+    b = _b(tmp_path, Spec(perturb={(0, "latForce", 2): 1e-3}))
+    opts = DiffOptions(ToleranceConfig().with_defaults(atol=1e-2), FrameWindow(0, 10))
+    assert compare_files(ref, b, opts).equal
+    assert not compare_files(ref, b, DiffOptions()).equal
+    lat = compare_files(ref, b).find("latForce", TIRE.format(k=0))[0]
+    assert math.isclose(lat.max_abs, 1e-3, rel_tol=1e-4)
+
+
+def test_hooks_into_the_pvdkit_command_line(ref, tmp_path, capsys):
+    """Importing pvdkit.diff.cli registers ``diff`` with pvdkit.cli's registry, and
+    add_diff_parser serves a plain argparse program."""
+    import argparse
+
+    import pvdkit.diff.cli as dcli
+    from pvdkit import cli
+
+    b = _b(tmp_path, Spec(perturb={(3, "latForce", 2): 1.0}))
+    assert cli.main(["diff", str(ref), str(b), "--quiet"]) == 1
+    assert "DIFFERENT: 1 of 33" in capsys.readouterr().out
+    parser = argparse.ArgumentParser()
+    dcli.add_diff_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["diff", str(ref), str(ref), "--quiet"])
+    assert args.func is dcli.run and args.func(args) == 0
