@@ -1,0 +1,133 @@
+"""``pvdkit bicycle``: handling analysis of the linear bicycle model, plots and a PVD recording.
+
+Thin layer over :mod:`simcore.bicycle`: parse the seven parameters (defaults: a mid-size car, see
+:data:`simcore.bicycle.params.DEFAULT_BICYCLE`), call :func:`simcore.bicycle.analyse`, print the
+report or JSON, optionally write PNG plots and record a steer-step response (``.ovd`` or ``.h5``).
+
+Wire it into the CLI with :func:`add_bicycle_parser` on an argparse subparsers object, or by
+importing this module from ``pvdkit.cli.EXTENSIONS`` (it registers the ``bicycle`` subcommand).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, TextIO
+
+from pvdkit.types import PvdError
+
+#: One-line help of the subcommand.
+HELP = "linear bicycle model: understeer gradient, characteristic/critical speed, yaw-rate response"
+
+_PARAMS = (
+    ("m", "mass", "KG", "vehicle mass"),
+    ("iz", "iz", "KGM2", "yaw moment of inertia"),
+    ("lf", "lf", "M", "centre of mass to front axle"),
+    ("lr", "lr", "M", "centre of mass to rear axle"),
+    ("cf", "cf", "N_PER_RAD", "front axle cornering stiffness (both tires)"),
+    ("cr", "cr", "N_PER_RAD", "rear axle cornering stiffness (both tires)"),
+    ("speed", "speed", "M_S", "forward speed"),
+)
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add ``pvdkit bicycle``'s arguments to its parser."""
+    from simcore.bicycle.params import DEFAULT_BICYCLE
+
+    p.description = (
+        "Analyse the linear 2-DOF bicycle model (sideslip and yaw rate): understeer gradient K, "
+        "characteristic speed (K > 0) or critical speed (K < 0), steady-state gains, the yaw-rate "
+        "transfer function with its poles, natural frequency and damping, and the step response.")
+    for opt, field, metavar, text in _PARAMS:
+        default = getattr(DEFAULT_BICYCLE, field)
+        p.add_argument(f"--{opt}", type=float, default=default, metavar=metavar,
+                       help=f"{text} (default {default:g})")
+    p.add_argument("--json", action="store_true", help="print the parameters and the analysis as JSON")
+    p.add_argument("--plots", default=None, metavar="DIR", help="write PNG plots into DIR")
+    p.add_argument("--record", default=None, metavar="OUT",
+                   help="record a steer-step response through PVD into OUT (.ovd or .h5)")
+    p.add_argument("--steer", type=float, default=1.0, metavar="DEG",
+                   help="steer step of the recording, degrees (default 1)")
+    p.add_argument("--duration", type=float, default=3.0, metavar="S",
+                   help="simulated seconds of the recording (default 3)")
+    p.add_argument("--dt", type=float, default=0.01, metavar="S", help="recording time step (default 0.01)")
+
+
+def add_bicycle_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``bicycle`` subcommand to an argparse subparsers object (``run`` is set as the
+    parser's ``_run`` default, as :func:`pvdkit.cli.build_parser` does)."""
+    p = subparsers.add_parser("bicycle", help=HELP, description=HELP)
+    configure(p)
+    p.set_defaults(_run=run)
+    return p
+
+
+def analysis_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~simcore.bicycle.analysis.BicycleAnalysis` of the parsed parameters; bad values
+    raise :class:`~pvdkit.types.PvdError` naming the option."""
+    from simcore.bicycle import BicycleParams, analyse
+
+    values = {field: getattr(args, opt) for opt, field, _, _ in _PARAMS}
+    for opt, field, _, _ in _PARAMS:
+        v = values[field]
+        if not (math.isfinite(v) and v > 0.0):
+            raise PvdError(f"bicycle: --{opt} must be a finite number greater than zero, got {v!r}")
+    return analyse(BicycleParams(**values))
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run ``pvdkit bicycle``: print the analysis (text or JSON), write plots / recording if asked."""
+    out = out if out is not None else sys.stdout
+    analysis = analysis_from_args(args)
+    notes: list[str] = []
+    if args.plots:
+        from simcore.bicycle.plots import write_plots
+
+        try:
+            paths = write_plots(analysis.params, args.plots)
+        except OSError as exc:
+            raise PvdError(f"bicycle: cannot write plots into {args.plots!r}: {exc}") from None
+        notes.append(f"plots: {', '.join(str(p) for p in paths)}")
+    if args.record:
+        notes.append(_record(analysis.params, args))
+    if args.json:
+        json.dump(analysis.to_dict(), out, indent=2, allow_nan=False)
+        out.write("\n")
+        for n in notes:
+            print(n, file=sys.stderr)
+    else:
+        out.write(analysis.format() + "\n")
+        for n in notes:
+            out.write(n + "\n")
+    return 0
+
+
+def _record(params: Any, args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    from pvdkit.record import RecordError, open_writer
+    from simcore.bicycle.pvd import record_bicycle
+
+    if not (args.duration > 0.0 and args.dt > 0.0):
+        raise PvdError(f"bicycle: --duration and --dt must be > 0, got {args.duration!r}, {args.dt!r}")
+    path = Path(args.record)
+    if not path.parent.exists():
+        raise PvdError(f"bicycle: output {str(path)!r}: folder {str(path.parent)!r} does not exist")
+    try:
+        writer = open_writer(path)
+    except (RecordError, OSError) as exc:
+        raise PvdError(f"bicycle: {exc}") from None
+    _, recorder = record_bicycle(writer, params, math.radians(args.steer), args.duration, args.dt)
+    return (f"recorded {recorder.frames} frames ({args.steer:g} deg steer step, {args.duration:g} s) "
+            f"-> {path}")
+
+
+def _register() -> None:
+    from pvdkit.cli import SubCommand, add_subcommand
+
+    add_subcommand(SubCommand("bicycle", HELP, configure, run))
+
+
+_register()
