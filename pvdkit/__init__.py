@@ -1,6 +1,20 @@
-"""pvdkit: read, write, convert and compare NVIDIA PhysX OmniPVD recordings (.ovd and HDF5)."""
+"""pvdkit: read, write, convert and compare NVIDIA PhysX OmniPVD recordings (.ovd and HDF5).
 
-from pvdkit.types import Command, DataType, PvdError
+The main entry points:
 
-__all__ = ["Command", "DataType", "PvdError"]
+* :class:`OmniPvdWriter` with a stream (:class:`OvdFileStream`, :class:`MemoryStream`, or
+  :class:`pvdkit.h5.H5Stream`) writes a recording exactly as PhysX does;
+* :meth:`Recording.open` reads a ``.ovd`` or ``.h5`` recording into the query model;
+* :func:`pvdkit.convert.convert` and :func:`pvdkit.diff.compare_files` convert and compare.
+"""
+
+from pvdkit.recording import Recording
+from pvdkit.streams import MemoryStream, OvdFileStream
+from pvdkit.types import Command, DataType, PvdError, PvdWarning
+from pvdkit.writer import OmniPvdWriter
+
+__all__ = [
+    "Command", "DataType", "MemoryStream", "OmniPvdWriter", "OvdFileStream", "PvdError", "PvdWarning",
+    "Recording",
+]
 __version__ = "0.1.0"
