@@ -51,7 +51,18 @@ from pvdkit.ovd.codec import (
     Version,
     decode_command_at,
 )
-from pvdkit.ovd.tokenizer import CommandTable, as_byte_array, open_ovd, tokenize
+from pvdkit.ovd.tokenizer import (
+    CommandTable,
+    Scan,
+    _command_end,
+    _command_fields,
+    _u32,
+    as_byte_array,
+    count_commands,
+    empty_columns,
+    map_file,
+    payload_offsets,
+)
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
 
 __all__ = [
@@ -91,6 +102,10 @@ _ATTR_KINDS = (
     Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE,
 )
 _DEEP_PATH_BIT = np.uint64(1 << 32)
+#: The :class:`CommandTable` columns a tokenizing pass writes, in ``empty_columns`` order.
+_STORED_COLUMNS = (
+    "kind", "offset", "frame", "context", "object", "attribute", "depth", "data_size", "data_type",
+)
 
 
 # ============================================================================================
@@ -127,6 +142,59 @@ def _grow(keys, vals, used):
     return nk, nv, nu
 
 
+@njit(cache=True)
+def _path_hash(b, q, d):
+    """Hash of the ``d`` u32 handles of an attribute path stored at ``q``."""
+    h = np.uint64(d)
+    for j in range(d):
+        h = (h ^ np.uint64(_u32(b, q + 4 * j))) * _GOLDEN
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@njit(cache=True)
+def _deep_find(b, q, d, dk, dv, du, dh, ds):
+    """Id of the multi-handle path of ``d`` handles at ``q`` (see ``_deep_add``), -1 if unknown.
+
+    ``dk``/``dv``/``du``: path hash → id (a hash map whose equal keys may repeat), ``dh`` the
+    handles of every known path end to end, path ``i`` being ``dh[ds[i]:ds[i + 1]]``.
+    """
+    h = _path_hash(b, q, d)
+    mask = dk.shape[0] - 1
+    i = np.int64((h * _GOLDEN) >> np.uint64(40)) & mask
+    while du[i]:
+        if dk[i] == h:
+            pid = dv[i]
+            s0 = ds[pid]
+            if ds[pid + 1] - s0 == d:
+                same = True
+                for j in range(d):
+                    if np.int64(dh[s0 + j]) != _u32(b, q + 4 * j):
+                        same = False
+                        break
+                if same:
+                    return pid
+        i = (i + 1) & mask
+    return -1
+
+
+@njit(cache=True)
+def _deep_add(dk, dv, du, h, pid):
+    """Insert hash ``h`` → path id ``pid`` (the map must have a free slot)."""
+    mask = dk.shape[0] - 1
+    i = np.int64((h * _GOLDEN) >> np.uint64(40)) & mask
+    while du[i]:
+        i = (i + 1) & mask
+    dk[i] = h
+    dv[i] = pid
+    du[i] = 1
+
+
+@njit(cache=True)
+def _deep_hash_at(b, q, d):
+    return _path_hash(b, q, d)
+
+
 # Counters of ``_index_rows`` (one small int64 array, updated in place).
 (
     _C_LIFE,
@@ -138,21 +206,33 @@ def _grow(keys, vals, used):
     _C_NEW_PATH,
     _C_NEW_SERIES,
     _C_EXC,
-    _C_DEEP,
     _C_OTHER,
-) = range(11)
+) = range(10)
+
+# What ``_index_rows`` stops for: done, grow a map (lifetimes, paths, series, ``s_ctx``), or
+# register a multi-handle path it has not seen.
+_DONE, _GROW_LIFE, _GROW_PATH, _GROW_SERIES, _GROW_SCTX, _NEW_DEEP = range(6)
 
 
 @njit(cache=True)
 def _index_rows(
+    from_bytes,
+    b,
+    base_len,
+    pos,
+    fr,
     start,
-    cnt,
+    n,
     kind,
+    offset,
+    frame,
+    context,
     obj,
-    ctx,
     attribute,
-    deep_rows,
-    deep_keys,
+    depth,
+    data_size,
+    data_type,
+    cnt,
     lk,
     lv,
     lu,
@@ -163,6 +243,12 @@ def _index_rows(
     sv,
     su,
     s_ctx,
+    s_cnt,
+    dk,
+    dv,
+    du,
+    dh,
+    ds,
     attr_rows,
     attr_sid,
     destroy_life,
@@ -175,52 +261,97 @@ def _index_rows(
     exc_rows,
     other_rows,
 ):
-    """Assign lifetimes, path ids and series ids to the rows of one batch, in stream order.
+    """Assign lifetimes, path ids and series ids to rows ``start``..``n-1``, in stream order.
 
-    ``l*``: handle → lifetime map, ``p*``: path key → path id, ``s*``: series key → series id;
-    ``s_ctx`` the context of each series; ``cnt`` the counters (see ``_C_*``). Path keys are the
-    attribute handle, or for multi-handle paths ``deep_keys`` (rows ``deep_rows``, sorted).
+    With ``from_bytes`` the rows are also tokenized here, in the same pass: the commands start
+    at byte ``pos`` of ``b`` (``fr`` = frame index before it; all ``n`` rows are known complete
+    from the tokenizer's counting pass) and their stored :class:`CommandTable` columns are
+    written; otherwise the columns are read (an already tokenized table over ``b``).
+
+    ``l*``: handle → lifetime map, ``p*``: path key → path id, ``s*``: series key → series id,
+    ``d*``: multi-handle paths (see ``_deep_find``); ``s_ctx`` the context of each series,
+    ``s_cnt`` its number of samples in this batch; ``cnt`` the counters (see ``_C_*``). Path
+    keys are the attribute handle, or for multi-handle paths the path's id with bit 32 set.
     Appends to the compact outputs (attribute rows and their series, lifetime of each destroy,
     things first seen, rows whose context differs from their series', rows of every other
-    command but CREATE_OBJECT). Stops before a row that
-    could overfill a map and returns (row to resume at, what to grow: 1 lifetimes, 2 paths,
-    3 series, 4 ``s_ctx``; 0 = done): growing inside the loop would make numba's code slow.
+    command but CREATE_OBJECT). Stops before a row that could overfill a map or has an unseen
+    multi-handle path and returns (row to resume at, its byte position, frame index before it,
+    ``_GROW_*``/``_NEW_DEEP``; ``_DONE`` = done): growing inside the loop would make numba's
+    code slow.
     """
+    # The counters live in locals inside the loop (an array would be reloaded after every store
+    # to an output, as numba cannot prove they do not alias) and are written back on return.
+    n_life, n_path, n_series, n_attr, n_destroy = cnt[0], cnt[1], cnt[2], cnt[3], cnt[4]
+    n_new_life, n_new_path, n_new_series, n_exc, n_other = cnt[5], cnt[6], cnt[7], cnt[8], cnt[9]
+    size = b.shape[0]
     last_h = np.uint64(0)
     last_life = np.int64(-1)
     has_last = False
-    for r in range(start, kind.shape[0]):
-        k = kind[r]
+    stop = _DONE
+    resume = n
+    for r in range(start, n):
+        if from_bytes:
+            _, k, e, dt = _command_end(b, pos, size, base_len)
+            ctx, h, at, dp, nb = _command_fields(b, pos, k)
+            p0 = pos
+        else:
+            k = np.int64(kind[r])
+            ctx = context[r]
+            h = obj[r]
+            at = np.int64(attribute[r])
+            dp = np.int64(depth[r])
+            p0 = offset[r]
+        is_attr = k == 6 or k == 7 or k == 8
+        key = np.uint64(at)
+        if (k == 9 or is_attr) and 2 * (n_life + 1) > lk.shape[0]:
+            stop = _GROW_LIFE
+        elif is_attr:
+            if 2 * (n_path + 1) > pk.shape[0]:
+                stop = _GROW_PATH
+            elif 2 * (n_series + 1) > sk.shape[0]:
+                stop = _GROW_SERIES
+            elif n_series + 1 > s_ctx.shape[0] or n_series + 1 > s_cnt.shape[0]:
+                stop = _GROW_SCTX
+            elif dp > 1:
+                did = _deep_find(b, p0 + 18, dp, dk, dv, du, dh, ds)
+                if did < 0:
+                    stop = _NEW_DEEP
+                key = np.uint64(did) | np.uint64(1 << 32)
+        if stop != _DONE:
+            resume = r
+            break
+        if from_bytes:
+            if k == 11:
+                fr += 1
+            kind[r] = k
+            offset[r] = pos
+            frame[r] = fr
+            context[r] = ctx
+            obj[r] = h
+            attribute[r] = at
+            depth[r] = dp
+            data_size[r] = nb
+            data_type[r] = dt
+            pos = e
         if k == 9:
-            ln = cnt[0]
-            if 2 * (ln + 1) > lk.shape[0]:
-                return r, 1
-            i = _probe(lk, lu, obj[r])
-            lk[i] = obj[r]
+            ln = n_life
+            i = _probe(lk, lu, h)
+            lk[i] = h
             lv[i] = ln
             lu[i] = 1
-            new_life_row[cnt[5]] = r
-            new_life_implicit[cnt[5]] = 0
-            cnt[5] += 1
-            cnt[0] = ln + 1
+            new_life_row[n_new_life] = r
+            new_life_implicit[n_new_life] = 0
+            n_new_life += 1
+            n_life = ln + 1
             has_last = False
-        elif k != 6 and k != 7 and k != 8:
-            other_rows[cnt[10]] = r
-            cnt[10] += 1
+        elif not is_attr:
+            other_rows[n_other] = r
+            n_other += 1
             if k == 10:
-                i = _probe(lk, lu, obj[r])
-                destroy_life[cnt[4]] = lv[i] if lu[i] else -1
-                cnt[4] += 1
+                i = _probe(lk, lu, h)
+                destroy_life[n_destroy] = lv[i] if lu[i] else -1
+                n_destroy += 1
         else:
-            if 2 * (cnt[0] + 1) > lk.shape[0]:
-                return r, 1
-            if 2 * (cnt[1] + 1) > pk.shape[0]:
-                return r, 2
-            if 2 * (cnt[2] + 1) > sk.shape[0]:
-                return r, 3
-            if cnt[2] + 1 > s_ctx.shape[0]:
-                return r, 4
-            h = obj[r]
             if has_last and h == last_h:
                 life = last_life
             else:
@@ -228,57 +359,54 @@ def _index_rows(
                 if lu[i]:
                     life = lv[i]
                 else:
-                    life = cnt[0]
+                    life = n_life
                     lk[i] = h
                     lv[i] = life
                     lu[i] = 1
-                    new_life_row[cnt[5]] = r
-                    new_life_implicit[cnt[5]] = 1
-                    cnt[5] += 1
-                    cnt[0] = life + 1
+                    new_life_row[n_new_life] = r
+                    new_life_implicit[n_new_life] = 1
+                    n_new_life += 1
+                    n_life = life + 1
                 last_h = h
                 last_life = life
                 has_last = True
-            j = cnt[9]
-            if j < deep_rows.shape[0] and deep_rows[j] == r:
-                key = deep_keys[j]
-                cnt[9] = j + 1
-            else:
-                key = np.uint64(attribute[r])
             i = _probe(pk, pu, key)
             if pu[i]:
                 path = pv[i]
             else:
-                path = cnt[1]
+                path = n_path
                 pk[i] = key
                 pv[i] = path
                 pu[i] = 1
-                new_path_key[cnt[6]] = key
-                cnt[6] += 1
-                cnt[1] = path + 1
+                new_path_key[n_new_path] = key
+                n_new_path += 1
+                n_path = path + 1
             fam = 0 if k == 6 else 1
             skey = (np.uint64(life) << np.uint64(32)) | (np.uint64(path) << np.uint64(1)) | np.uint64(fam)
             i = _probe(sk, su, skey)
             if su[i]:
                 sid = sv[i]
-                if s_ctx[sid] != ctx[r]:
-                    exc_rows[cnt[8]] = r
-                    cnt[8] += 1
+                if s_ctx[sid] != ctx:
+                    exc_rows[n_exc] = r
+                    n_exc += 1
             else:
-                sid = cnt[2]
+                sid = n_series
                 sk[i] = skey
                 sv[i] = sid
                 su[i] = 1
-                s_ctx[sid] = ctx[r]
-                new_s_life[cnt[7]] = life
-                new_s_path[cnt[7]] = path
-                new_s_family[cnt[7]] = fam
-                cnt[7] += 1
-                cnt[2] = sid + 1
-            attr_rows[cnt[3]] = r
-            attr_sid[cnt[3]] = sid
-            cnt[3] += 1
-    return kind.shape[0], 0
+                s_ctx[sid] = ctx
+                new_s_life[n_new_series] = life
+                new_s_path[n_new_series] = path
+                new_s_family[n_new_series] = fam
+                n_new_series += 1
+                n_series = sid + 1
+            attr_rows[n_attr] = r
+            attr_sid[n_attr] = sid
+            s_cnt[sid] += 1
+            n_attr += 1
+    cnt[0], cnt[1], cnt[2], cnt[3], cnt[4] = n_life, n_path, n_series, n_attr, n_destroy
+    cnt[5], cnt[6], cnt[7], cnt[8], cnt[9] = n_new_life, n_new_path, n_new_series, n_exc, n_other
+    return resume, pos, fr, stop
 
 
 @njit(cache=True)
@@ -553,6 +681,9 @@ class IndexBuilder:
         self._path = _HashMap()
         self._series = _HashMap()
         self._deep: dict[tuple[int, ...], int] = {}
+        self._deep_map = _HashMap(16)
+        self._deep_handles = np.zeros(0, np.uint32)
+        self._deep_starts = np.zeros(1, np.int64)
         self.paths: list[tuple[int, ...]] = []
         self.n_rows = 0
         self.n_frames = 0
@@ -563,11 +694,24 @@ class IndexBuilder:
     def feed(self, buffer: np.ndarray, table: CommandTable) -> Batch:
         """Index the commands of ``table`` (tokenized from ``buffer``) as the next batch."""
         buf = as_byte_array(buffer)
+        cols = {name: getattr(table, name) for name in _STORED_COLUMNS}
+        return self._index(False, buf, table, cols, 0, -1, 0)
+
+    def feed_scan(self, scan: Scan) -> Batch:
+        """Tokenize and index in one pass the commands counted by
+        :func:`~pvdkit.ovd.tokenizer.count_commands` as the next batch (same result as
+        ``feed(scan.data, tokenize(scan.data, …))``, without writing and re-reading the table)."""
+        cols = empty_columns(scan.n)
+        table = scan.table(cols)
+        base_len = 8 if scan.has_base else 4
+        return self._index(True, scan.data, table, cols, scan.pos, scan.start_frame, base_len)
+
+    def _index(
+        self, from_bytes: bool, buf: np.ndarray, table: CommandTable, cols: dict[str, np.ndarray],
+        pos: int, fr: int, base_len: int,
+    ) -> Batch:
         n = len(table)
         row0 = self.n_rows
-        kind = table.kind
-        deep_rows = np.flatnonzero(table.depth > 1) if n and table.depth.max() > 1 else np.zeros(0, np.int64)
-        deep_keys = self._deep_keys(buf, table, deep_rows)
         attr_rows = np.empty(n, np.int32 if n < 2**31 else np.int64)
         attr_sid = np.empty(n, np.int32)
         destroy_life = np.empty(n, np.int64)
@@ -580,24 +724,30 @@ class IndexBuilder:
         new_s_family = np.empty(n, np.uint8)
         exc_rows = np.empty(n, np.int64)
         life0, path0, series0 = self._life.count, self._path.count, self._series.count
-        cnt = np.zeros(11, np.int64)
+        cnt = np.zeros(10, np.int64)
         cnt[_C_LIFE], cnt[_C_PATH], cnt[_C_SERIES] = life0, path0, series0
         maps = (self._life, self._path, self._series)
+        s_cnt = np.zeros(len(self._s_ctx), np.int64)
         r = 0
         while True:
-            r, grow = _index_rows(
+            r, pos, fr, stop = _index_rows(
+                from_bytes,
+                buf,
+                base_len,
+                pos,
+                fr,
                 r,
+                n,
+                *cols.values(),
                 cnt,
-                kind,
-                table.object,
-                table.context,
-                table.attribute,
-                deep_rows,
-                deep_keys,
                 *self._life.arrays(),
                 *self._path.arrays(),
                 *self._series.arrays(),
                 self._s_ctx,
+                s_cnt,
+                *self._deep_map.arrays(),
+                self._deep_handles,
+                self._deep_starts,
                 attr_rows,
                 attr_sid,
                 destroy_life,
@@ -610,13 +760,16 @@ class IndexBuilder:
                 exc_rows,
                 other_rows,
             )
-            if grow == 4:
-                self._s_ctx = np.concatenate([self._s_ctx, np.zeros(max(1024, len(self._s_ctx)), np.uint64)])
-            elif grow:
-                m = maps[grow - 1]
-                m.keys, m.vals, m.used = _grow(m.keys, m.vals, m.used)
-            else:
+            if stop == _DONE:
                 break
+            if stop == _GROW_SCTX:
+                self._s_ctx = np.concatenate([self._s_ctx, np.zeros(max(1024, len(self._s_ctx)), np.uint64)])
+                s_cnt = np.concatenate([s_cnt, np.zeros(len(self._s_ctx) - len(s_cnt), np.int64)])
+            elif stop == _NEW_DEEP:
+                self._add_deep_path(buf, int(pos if from_bytes else table.offset[r]))
+            else:
+                m = maps[stop - _GROW_LIFE]
+                m.keys, m.vals, m.used = _grow(m.keys, m.vals, m.used)
         for m, c in zip(maps, (_C_LIFE, _C_PATH, _C_SERIES), strict=True):
             m.count = int(cnt[c])
         n_life, n_path, n_series = int(cnt[_C_NEW_LIFE]), int(cnt[_C_NEW_PATH]), int(cnt[_C_NEW_SERIES])
@@ -624,6 +777,7 @@ class IndexBuilder:
         attr_series = attr_sid[: cnt[_C_ATTR]]
         exc_rows = exc_rows[: cnt[_C_EXC]]
         other_rows = other_rows[: cnt[_C_OTHER]]
+        kind = table.kind
         other_kind = kind[other_rows]
 
         # Paths first seen here.
@@ -688,7 +842,7 @@ class IndexBuilder:
 
         # Series.
         total_series = series0 + n_series
-        series_counts = np.bincount(attr_series, minlength=total_series).astype(np.int64)
+        series_counts = s_cnt[:total_series].copy()
         series = SeriesTable(
             new_s_life[:n_series].copy(),
             new_s_path[:n_series].astype(np.int32),
@@ -723,23 +877,23 @@ class IndexBuilder:
             context_exceptions=context_exceptions,
         )
 
-    def _deep_keys(self, buf: np.ndarray, table: CommandTable, rows: np.ndarray) -> np.ndarray:
-        """Path keys of attribute commands whose path has several handles (class attributes)."""
-        keys = np.zeros(len(rows), np.uint64)
-        if not len(rows):
-            return keys
-        depths = table.depth[rows]
-        for d in np.unique(depths):
-            sel = np.flatnonzero(depths == d)
-            idx = table.offset[rows[sel]][:, None] + 18 + np.arange(4 * int(d))
-            handles = buf[idx].copy().view("<u4").reshape(len(sel), int(d))
-            uniq, inverse = np.unique(handles, axis=0, return_inverse=True)
-            ids = np.empty(len(uniq), np.uint64)
-            for u, path in enumerate(uniq):
-                t = tuple(int(h) for h in path)
-                ids[u] = self._deep.setdefault(t, len(self._deep))
-            keys[sel] = ids[inverse.reshape(-1)] | _DEEP_PATH_BIT
-        return keys
+    def _add_deep_path(self, buf: np.ndarray, at: int) -> None:
+        """Register the multi-handle path of the attribute command at byte ``at`` (a class
+        attribute's member) with the compiled path map, giving it the next path id."""
+        d = int(buf[at + 17])
+        q = at + 18
+        path = tuple(int(h) for h in buf[q : q + 4 * d].copy().view("<u4"))
+        pid = self._deep.setdefault(path, len(self._deep))
+        self._deep_handles = np.concatenate([self._deep_handles, np.asarray(path, np.uint32)])
+        self._deep_starts = np.append(self._deep_starts, len(self._deep_handles))
+        m = self._deep_map
+        if 2 * (m.count + 1) > len(m.keys):
+            old = m.arrays()
+            m.keys, m.vals, m.used = (np.zeros(2 * len(a), a.dtype) for a in old)
+            for k, v in zip(old[0][old[2] == 1], old[1][old[2] == 1], strict=True):
+                _deep_add(m.keys, m.vals, m.used, k, v)
+        _deep_add(m.keys, m.vals, m.used, np.uint64(_deep_hash_at(buf, q, d)), pid)
+        m.count += 1
 
     def _new_objects(
         self, buf: np.ndarray, table: CommandTable, rows: np.ndarray, implicit: np.ndarray, row0: int
@@ -1445,29 +1599,25 @@ class Recording:
 
                 return cls(open_h5_data(bytes(buf), name))
             check_ovd_header(bytes(buf[:12]), name)
-            table = tokenize(buf, source_name=name)
-            if table.error is not None:
-                warnings.warn(table.error, PvdWarning, stacklevel=2)
-            return cls(ovd_data(buf, table))
-        path = os.fspath(source)
-        try:
-            with open(path, "rb") as f:
-                head = f.read(12)
-        except OSError as exc:
-            raise PvdError(f"cannot open {path}: {exc.strerror or exc}") from None
-        if head[:8] == _MAGIC_HDF5:
-            from pvdkit.h5.format import open_h5_data
+        else:
+            name = os.fspath(source)
+            try:
+                with open(name, "rb") as f:
+                    head = f.read(12)
+            except OSError as exc:
+                raise PvdError(f"cannot open {name}: {exc.strerror or exc}") from None
+            if head[:8] == _MAGIC_HDF5:
+                from pvdkit.h5.format import open_h5_data
 
-            return cls(open_h5_data(path, source_name or path))
-        if path.lower().endswith((".h5", ".hdf5")):
-            raise PvdError(f"{path}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
-        check_ovd_header(head, path)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            buf, table = open_ovd(path)
-        for w in caught:
-            warnings.warn(w.message, w.category, stacklevel=2)
-        return cls(ovd_data(buf, table))
+                return cls(open_h5_data(name, source_name or name))
+            if name.lower().endswith((".h5", ".hdf5")):
+                raise PvdError(f"{name}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
+            check_ovd_header(head, name)
+            buf = map_file(name)
+        data = read_ovd_data(buf, source_name=name)
+        if data.error is not None:
+            warnings.warn(data.error, PvdWarning, stacklevel=2)
+        return cls(data)
 
     def close(self) -> None:
         """Release the underlying file (HDF5) or buffer; queries already made stay valid."""
@@ -1739,7 +1889,22 @@ def ovd_data(buffer: np.ndarray, table: CommandTable) -> RecordingData:
     costs only the tokenizer and the index pass.
     """
     builder = IndexBuilder(table.version)
-    batch = builder.feed(buffer, table)
+    return _batch_data(builder, builder.feed(buffer, table))
+
+
+def read_ovd_data(buffer, *, source_name: str = "<memory>") -> RecordingData:
+    """Tokenize and index a whole ``.ovd`` stream (bytes-like or uint8 array) into
+    :class:`RecordingData`: the same result as ``ovd_data(buffer, tokenize(buffer))``, but the
+    table is filled by the index pass itself (one pass over the bytes after the counting pass).
+    Damage is reported in ``error`` (no warning); a bad header raises :class:`PvdError`.
+    """
+    scan = count_commands(buffer, source_name=source_name)
+    builder = IndexBuilder(scan.version)
+    return _batch_data(builder, builder.feed_scan(scan))
+
+
+def _batch_data(builder: IndexBuilder, batch: Batch) -> RecordingData:
+    table = batch.table
     objects, frames, series = merge_batch_tables([batch])
     buf = batch.buffer
     grouped: list[tuple[np.ndarray, np.ndarray]] = []
@@ -1768,10 +1933,10 @@ def ovd_data(buffer: np.ndarray, table: CommandTable) -> RecordingData:
 
 def samples_from_rows(buf: np.ndarray, table: CommandTable, rows: np.ndarray) -> Samples:
     """Samples of the attribute commands ``rows`` (all of one series) read from the stream bytes."""
-    offs = table.data_offset[rows]
+    kinds = table.kind[rows]
+    offs = payload_offsets(kinds, table.offset[rows], table.depth[rows])
     sizes = table.data_size[rows]
     frames = table.frame[rows].astype(np.int32, copy=False)
-    kinds = table.kind[rows]
     ops = kinds.copy() if len(kinds) and kinds[0] != Command.SET_ATTRIBUTE else None
     if len(rows) == 0 or sizes.min() == sizes.max():
         size = int(sizes[0]) if len(rows) else 0
