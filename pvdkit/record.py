@@ -144,7 +144,10 @@ def open_writer(path: Path) -> OmniPvdWriter:
         return OmniPvdWriter(OvdFileStream(path))
     from pvdkit.h5 import H5Stream
 
-    return OmniPvdWriter(H5Stream(path))
+    # No compaction on close: a recording stays append-only (readable up to the last flush
+    # after a crash) and closing costs nothing extra. Each 8 MiB batch adds one segment per
+    # series; `pvdkit convert` produces the one-segment-per-series form when wanted.
+    return OmniPvdWriter(H5Stream(path, compact=False))
 
 
 # --------------------------------------------------------------------------------------------
