@@ -7,8 +7,9 @@ and B = A with one float value changed late in the file (a wheel's ``rotationSpe
 90 % of the frames), converts both to HDF5, then times (best of ``--repeat``):
 
 * ``compare_files`` in-process on the ``.ovd`` pair and on the ``.h5`` pair (the library cost);
-* ``python3 -m pvdkit.diff A.h5 B.h5`` as a process (what a CI job pays: interpreter, numpy,
-  h5py and numba imports included);
+* ``python3 -m pvdkit.diff A.h5 B.h5`` as a process (what a CI job pays: interpreter, numpy
+  and h5py imports included); the script also says whether the ``.h5`` path imported numba
+  (it needs not: numba only indexes ``.ovd`` streams);
 * ``h5diff A.h5 B.h5`` (Debian's hdf5-tools) on the same ``.h5`` pair, when installed — it
   compares raw datasets byte by byte with one tolerance and reports no identity, time or
   first divergence; it skips datasets it cannot compare (compound types with strings).
@@ -124,6 +125,11 @@ def main() -> int:
         sec, proc = best_of(args.repeat, lambda: subprocess.run(cli, capture_output=True, text=True, env=env))
         rows.append(("pvdkit diff .h5 (process)", sec, h5_mb, f"exit {proc.returncode}"))
         pvd_h5_process = sec
+        probe = ("import sys; from pvdkit.diff.cli import main; main([sys.argv[1], sys.argv[2], '--quiet']); "
+                 "print('numba' in sys.modules)")
+        out = subprocess.run([sys.executable, "-c", probe, str(a_h5), str(b_h5)], capture_output=True,
+                             text=True, env=env).stdout.split()
+        numba_loaded = out[-1] if out else "?"
 
         h5diff = shutil.which("h5diff")
         if h5diff is None:
@@ -137,6 +143,7 @@ def main() -> int:
         print(f"{'':32} {'seconds':>8} {'file MB/s':>10} {'rec. MB/s':>10}")
         for label, sec, size, note in rows:
             print(f"{label:32} {sec:8.3f} {size / sec:10.1f} {ovd_mb / sec:10.1f}   {note}")
+        print(f"numba imported by the .h5 diff process: {'yes' if numba_loaded == 'True' else 'no'}")
         if h5diff is not None:
             h5d = rows[-1][1]
             inproc = rows[1][1]

@@ -8,13 +8,39 @@ The main entry points:
 * :func:`pvdkit.convert.convert` and :func:`pvdkit.diff.compare_files` convert and compare.
 """
 
-from pvdkit.recording import Recording
-from pvdkit.streams import MemoryStream, OvdFileStream
-from pvdkit.types import Command, DataType, PvdError, PvdWarning
-from pvdkit.writer import OmniPvdWriter
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pvdkit.recording import Recording
+    from pvdkit.streams import MemoryStream, OvdFileStream
+    from pvdkit.types import Command, DataType, PvdError, PvdWarning
+    from pvdkit.writer import OmniPvdWriter
 
 __all__ = [
     "Command", "DataType", "MemoryStream", "OmniPvdWriter", "OvdFileStream", "PvdError", "PvdWarning",
     "Recording",
 ]
 __version__ = "0.1.0"
+
+# Loaded on first use: ``import pvdkit.<sub>`` (e.g. the ``pvdkit`` command line, or the diff of
+# two ``.h5`` files) must not pay for the writer, the .ovd tokenizer and numba.
+_LAZY = {
+    "Command": "pvdkit.types", "DataType": "pvdkit.types", "PvdError": "pvdkit.types",
+    "PvdWarning": "pvdkit.types", "MemoryStream": "pvdkit.streams", "OvdFileStream": "pvdkit.streams",
+    "OmniPvdWriter": "pvdkit.writer", "Recording": "pvdkit.recording",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'pvdkit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

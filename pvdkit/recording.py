@@ -35,10 +35,10 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit
 
 from pvdkit.ovd.codec import (
     RecordMessage,
@@ -51,19 +51,10 @@ from pvdkit.ovd.codec import (
     Version,
     decode_command_at,
 )
-from pvdkit.ovd.tokenizer import (
-    CommandTable,
-    Scan,
-    _command_end,
-    _command_fields,
-    _u32,
-    as_byte_array,
-    count_commands,
-    empty_columns,
-    map_file,
-    payload_offsets,
-)
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
+
+if TYPE_CHECKING:
+    from pvdkit.ovd.tokenizer import CommandTable, Scan
 
 __all__ = [
     "NEVER",
@@ -108,350 +99,25 @@ _STORED_COLUMNS = (
 )
 
 
-# ============================================================================================
-# Compiled kernels
-# ============================================================================================
-#
-# A hash map is three arrays (keys u64, values i64, used u8) of a power-of-two capacity with
-# linear probing; it is grown (``_grow``) before it gets more than half full.
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: Names that moved to :mod:`pvdkit._index_kernels` (still importable from here, lazily).
+_KERNEL_NAMES = frozenset({
+    "_GOLDEN", "_probe", "_grow", "_path_hash", "_deep_find", "_deep_add", "_deep_hash_at",
+    "_index_rows", "_group_rows", "_gather_fixed", "_gather_ragged",
+})
 
 
-@njit(cache=True, inline="always")
-def _probe(keys, used, key):
-    mask = keys.shape[0] - 1
-    i = np.int64((key * _GOLDEN) >> np.uint64(40)) & mask
-    while used[i] and keys[i] != key:
-        i = (i + 1) & mask
-    return i
+def _kernels() -> ModuleType:
+    """The compiled kernels, imported on first use: numba (and its cache of machine code) is
+    only loaded when an ``.ovd`` stream is indexed or samples are gathered from one."""
+    from pvdkit import _index_kernels
+
+    return _index_kernels
 
 
-@njit(cache=True)
-def _grow(keys, vals, used):
-    cap = keys.shape[0] * 2
-    nk = np.zeros(cap, np.uint64)
-    nv = np.zeros(cap, np.int64)
-    nu = np.zeros(cap, np.uint8)
-    for j in range(keys.shape[0]):
-        if used[j]:
-            i = _probe(nk, nu, keys[j])
-            nk[i] = keys[j]
-            nv[i] = vals[j]
-            nu[i] = 1
-    return nk, nv, nu
-
-
-@njit(cache=True)
-def _path_hash(b, q, d):
-    """Hash of the ``d`` u32 handles of an attribute path stored at ``q``."""
-    h = np.uint64(d)
-    for j in range(d):
-        h = (h ^ np.uint64(_u32(b, q + 4 * j))) * _GOLDEN
-        h ^= h >> np.uint64(29)
-    return h
-
-
-@njit(cache=True)
-def _deep_find(b, q, d, dk, dv, du, dh, ds):
-    """Id of the multi-handle path of ``d`` handles at ``q`` (see ``_deep_add``), -1 if unknown.
-
-    ``dk``/``dv``/``du``: path hash → id (a hash map whose equal keys may repeat), ``dh`` the
-    handles of every known path end to end, path ``i`` being ``dh[ds[i]:ds[i + 1]]``.
-    """
-    h = _path_hash(b, q, d)
-    mask = dk.shape[0] - 1
-    i = np.int64((h * _GOLDEN) >> np.uint64(40)) & mask
-    while du[i]:
-        if dk[i] == h:
-            pid = dv[i]
-            s0 = ds[pid]
-            if ds[pid + 1] - s0 == d:
-                same = True
-                for j in range(d):
-                    if np.int64(dh[s0 + j]) != _u32(b, q + 4 * j):
-                        same = False
-                        break
-                if same:
-                    return pid
-        i = (i + 1) & mask
-    return -1
-
-
-@njit(cache=True)
-def _deep_add(dk, dv, du, h, pid):
-    """Insert hash ``h`` → path id ``pid`` (the map must have a free slot)."""
-    mask = dk.shape[0] - 1
-    i = np.int64((h * _GOLDEN) >> np.uint64(40)) & mask
-    while du[i]:
-        i = (i + 1) & mask
-    dk[i] = h
-    dv[i] = pid
-    du[i] = 1
-
-
-@njit(cache=True)
-def _deep_hash_at(b, q, d):
-    return _path_hash(b, q, d)
-
-
-# Counters of ``_index_rows`` (one small int64 array, updated in place).
-(
-    _C_LIFE,
-    _C_PATH,
-    _C_SERIES,
-    _C_ATTR,
-    _C_DESTROY,
-    _C_NEW_LIFE,
-    _C_NEW_PATH,
-    _C_NEW_SERIES,
-    _C_EXC,
-    _C_OTHER,
-) = range(10)
-
-# What ``_index_rows`` stops for: done, grow a map (lifetimes, paths, series, ``s_ctx``), or
-# register a multi-handle path it has not seen.
-_DONE, _GROW_LIFE, _GROW_PATH, _GROW_SERIES, _GROW_SCTX, _NEW_DEEP = range(6)
-
-
-@njit(cache=True)
-def _index_rows(
-    from_bytes,
-    b,
-    base_len,
-    pos,
-    fr,
-    start,
-    n,
-    kind,
-    offset,
-    frame,
-    context,
-    obj,
-    attribute,
-    depth,
-    data_size,
-    data_type,
-    cnt,
-    lk,
-    lv,
-    lu,
-    pk,
-    pv,
-    pu,
-    sk,
-    sv,
-    su,
-    s_ctx,
-    s_cnt,
-    dk,
-    dv,
-    du,
-    dh,
-    ds,
-    attr_rows,
-    attr_sid,
-    destroy_life,
-    new_life_row,
-    new_life_implicit,
-    new_path_key,
-    new_s_life,
-    new_s_path,
-    new_s_family,
-    exc_rows,
-    other_rows,
-):
-    """Assign lifetimes, path ids and series ids to rows ``start``..``n-1``, in stream order.
-
-    With ``from_bytes`` the rows are also tokenized here, in the same pass: the commands start
-    at byte ``pos`` of ``b`` (``fr`` = frame index before it; all ``n`` rows are known complete
-    from the tokenizer's counting pass) and their stored :class:`CommandTable` columns are
-    written; otherwise the columns are read (an already tokenized table over ``b``).
-
-    ``l*``: handle → lifetime map, ``p*``: path key → path id, ``s*``: series key → series id,
-    ``d*``: multi-handle paths (see ``_deep_find``); ``s_ctx`` the context of each series,
-    ``s_cnt`` its number of samples in this batch; ``cnt`` the counters (see ``_C_*``). Path
-    keys are the attribute handle, or for multi-handle paths the path's id with bit 32 set.
-    Appends to the compact outputs (attribute rows and their series, lifetime of each destroy,
-    things first seen, rows whose context differs from their series', rows of every other
-    command but CREATE_OBJECT). Stops before a row that could overfill a map or has an unseen
-    multi-handle path and returns (row to resume at, its byte position, frame index before it,
-    ``_GROW_*``/``_NEW_DEEP``; ``_DONE`` = done): growing inside the loop would make numba's
-    code slow.
-    """
-    # The counters live in locals inside the loop (an array would be reloaded after every store
-    # to an output, as numba cannot prove they do not alias) and are written back on return.
-    n_life, n_path, n_series, n_attr, n_destroy = cnt[0], cnt[1], cnt[2], cnt[3], cnt[4]
-    n_new_life, n_new_path, n_new_series, n_exc, n_other = cnt[5], cnt[6], cnt[7], cnt[8], cnt[9]
-    size = b.shape[0]
-    last_h = np.uint64(0)
-    last_life = np.int64(-1)
-    has_last = False
-    stop = _DONE
-    resume = n
-    for r in range(start, n):
-        if from_bytes:
-            _, k, e, dt = _command_end(b, pos, size, base_len)
-            ctx, h, at, dp, nb = _command_fields(b, pos, k)
-            p0 = pos
-        else:
-            k = np.int64(kind[r])
-            ctx = context[r]
-            h = obj[r]
-            at = np.int64(attribute[r])
-            dp = np.int64(depth[r])
-            p0 = offset[r]
-        is_attr = k == 6 or k == 7 or k == 8
-        key = np.uint64(at)
-        if (k == 9 or is_attr) and 2 * (n_life + 1) > lk.shape[0]:
-            stop = _GROW_LIFE
-        elif is_attr:
-            if 2 * (n_path + 1) > pk.shape[0]:
-                stop = _GROW_PATH
-            elif 2 * (n_series + 1) > sk.shape[0]:
-                stop = _GROW_SERIES
-            elif n_series + 1 > s_ctx.shape[0] or n_series + 1 > s_cnt.shape[0]:
-                stop = _GROW_SCTX
-            elif dp > 1:
-                did = _deep_find(b, p0 + 18, dp, dk, dv, du, dh, ds)
-                if did < 0:
-                    stop = _NEW_DEEP
-                key = np.uint64(did) | np.uint64(1 << 32)
-        if stop != _DONE:
-            resume = r
-            break
-        if from_bytes:
-            if k == 11:
-                fr += 1
-            kind[r] = k
-            offset[r] = pos
-            frame[r] = fr
-            context[r] = ctx
-            obj[r] = h
-            attribute[r] = at
-            depth[r] = dp
-            data_size[r] = nb
-            data_type[r] = dt
-            pos = e
-        if k == 9:
-            ln = n_life
-            i = _probe(lk, lu, h)
-            lk[i] = h
-            lv[i] = ln
-            lu[i] = 1
-            new_life_row[n_new_life] = r
-            new_life_implicit[n_new_life] = 0
-            n_new_life += 1
-            n_life = ln + 1
-            has_last = False
-        elif not is_attr:
-            other_rows[n_other] = r
-            n_other += 1
-            if k == 10:
-                i = _probe(lk, lu, h)
-                destroy_life[n_destroy] = lv[i] if lu[i] else -1
-                n_destroy += 1
-        else:
-            if has_last and h == last_h:
-                life = last_life
-            else:
-                i = _probe(lk, lu, h)
-                if lu[i]:
-                    life = lv[i]
-                else:
-                    life = n_life
-                    lk[i] = h
-                    lv[i] = life
-                    lu[i] = 1
-                    new_life_row[n_new_life] = r
-                    new_life_implicit[n_new_life] = 1
-                    n_new_life += 1
-                    n_life = life + 1
-                last_h = h
-                last_life = life
-                has_last = True
-            i = _probe(pk, pu, key)
-            if pu[i]:
-                path = pv[i]
-            else:
-                path = n_path
-                pk[i] = key
-                pv[i] = path
-                pu[i] = 1
-                new_path_key[n_new_path] = key
-                n_new_path += 1
-                n_path = path + 1
-            fam = 0 if k == 6 else 1
-            skey = (np.uint64(life) << np.uint64(32)) | (np.uint64(path) << np.uint64(1)) | np.uint64(fam)
-            i = _probe(sk, su, skey)
-            if su[i]:
-                sid = sv[i]
-                if s_ctx[sid] != ctx:
-                    exc_rows[n_exc] = r
-                    n_exc += 1
-            else:
-                sid = n_series
-                sk[i] = skey
-                sv[i] = sid
-                su[i] = 1
-                s_ctx[sid] = ctx
-                new_s_life[n_new_series] = life
-                new_s_path[n_new_series] = path
-                new_s_family[n_new_series] = fam
-                n_new_series += 1
-                n_series = sid + 1
-            attr_rows[n_attr] = r
-            attr_sid[n_attr] = sid
-            s_cnt[sid] += 1
-            n_attr += 1
-    cnt[0], cnt[1], cnt[2], cnt[3], cnt[4] = n_life, n_path, n_series, n_attr, n_destroy
-    cnt[5], cnt[6], cnt[7], cnt[8], cnt[9] = n_new_life, n_new_path, n_new_series, n_exc, n_other
-    return resume, pos, fr, stop
-
-
-@njit(cache=True)
-def _group_rows(keys, rows, n_groups):
-    """Counting sort: ``rows`` grouped by ``keys`` (0..n_groups-1), order within a group kept.
-
-    Returns the grouped rows and ``starts`` (group g is ``grouped[starts[g]:starts[g+1]]``).
-    """
-    starts = np.zeros(n_groups + 1, np.int64)
-    for i in range(keys.shape[0]):
-        starts[keys[i] + 1] += 1
-    for g in range(n_groups):
-        starts[g + 1] += starts[g]
-    fill = starts[:-1].copy()
-    grouped = np.empty(keys.shape[0], np.int64)
-    for i in range(keys.shape[0]):
-        g = keys[i]
-        grouped[fill[g]] = rows[i]
-        fill[g] += 1
-    return grouped, starts
-
-
-@njit(cache=True)
-def _gather_fixed(buf, offsets, size):
-    out = np.empty((offsets.shape[0], size), np.uint8)
-    for i in range(offsets.shape[0]):
-        o = offsets[i]
-        for j in range(size):
-            out[i, j] = buf[o + j]
-    return out
-
-
-@njit(cache=True)
-def _gather_ragged(buf, offsets, sizes):
-    n = offsets.shape[0]
-    starts = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        starts[i + 1] = starts[i] + sizes[i]
-    out = np.empty(starts[n], np.uint8)
-    for i in range(n):
-        o = offsets[i]
-        s = starts[i]
-        for j in range(sizes[i]):
-            out[s + j] = buf[o + j]
-    return out, starts
+def __getattr__(name: str) -> Any:
+    if name in _KERNEL_NAMES:
+        return getattr(_kernels(), name)
+    raise AttributeError(f"module 'pvdkit.recording' has no attribute {name!r}")
 
 
 class _HashMap:
@@ -611,7 +277,10 @@ class RecordingData:
     """Everything a :class:`Recording` needs from a source, in numpy tables.
 
     ``load_samples(series_id)`` returns the :class:`Samples` of one series; ``counts()`` the
-    command counts under the keys of :data:`pvdkit.ovd.COUNT_KEYS`.
+    command counts under the keys of :data:`pvdkit.ovd.COUNT_KEYS`. ``preload(other)`` reads
+    the samples of every series into memory in bulk, so that later ``load_samples`` calls only
+    slice (``other``: the data of a recording about to be compared with this one, which a
+    source may use to skip work, e.g. HDF5 chunks stored identically in both files).
     """
 
     version: Version
@@ -627,6 +296,7 @@ class RecordingData:
     error: str | None = None
     close: Callable[[], None] = lambda: None
     n_commands: int = 0
+    preload: Callable[[RecordingData | None], None] = lambda other=None: None
 
 
 # ============================================================================================
@@ -693,6 +363,8 @@ class IndexBuilder:
 
     def feed(self, buffer: np.ndarray, table: CommandTable) -> Batch:
         """Index the commands of ``table`` (tokenized from ``buffer``) as the next batch."""
+        from pvdkit.ovd.tokenizer import as_byte_array
+
         buf = as_byte_array(buffer)
         cols = {name: getattr(table, name) for name in _STORED_COLUMNS}
         return self._index(False, buf, table, cols, 0, -1, 0)
@@ -701,6 +373,8 @@ class IndexBuilder:
         """Tokenize and index in one pass the commands counted by
         :func:`~pvdkit.ovd.tokenizer.count_commands` as the next batch (same result as
         ``feed(scan.data, tokenize(scan.data, …))``, without writing and re-reading the table)."""
+        from pvdkit.ovd.tokenizer import empty_columns
+
         cols = empty_columns(scan.n)
         table = scan.table(cols)
         base_len = 8 if scan.has_base else 4
@@ -710,6 +384,7 @@ class IndexBuilder:
         self, from_bytes: bool, buf: np.ndarray, table: CommandTable, cols: dict[str, np.ndarray],
         pos: int, fr: int, base_len: int,
     ) -> Batch:
+        K = _kernels()
         n = len(table)
         row0 = self.n_rows
         attr_rows = np.empty(n, np.int32 if n < 2**31 else np.int64)
@@ -725,12 +400,12 @@ class IndexBuilder:
         exc_rows = np.empty(n, np.int64)
         life0, path0, series0 = self._life.count, self._path.count, self._series.count
         cnt = np.zeros(10, np.int64)
-        cnt[_C_LIFE], cnt[_C_PATH], cnt[_C_SERIES] = life0, path0, series0
+        cnt[K._C_LIFE], cnt[K._C_PATH], cnt[K._C_SERIES] = life0, path0, series0
         maps = (self._life, self._path, self._series)
         s_cnt = np.zeros(len(self._s_ctx), np.int64)
         r = 0
         while True:
-            r, pos, fr, stop = _index_rows(
+            r, pos, fr, stop = K._index_rows(
                 from_bytes,
                 buf,
                 base_len,
@@ -760,23 +435,23 @@ class IndexBuilder:
                 exc_rows,
                 other_rows,
             )
-            if stop == _DONE:
+            if stop == K._DONE:
                 break
-            if stop == _GROW_SCTX:
+            if stop == K._GROW_SCTX:
                 self._s_ctx = np.concatenate([self._s_ctx, np.zeros(max(1024, len(self._s_ctx)), np.uint64)])
                 s_cnt = np.concatenate([s_cnt, np.zeros(len(self._s_ctx) - len(s_cnt), np.int64)])
-            elif stop == _NEW_DEEP:
+            elif stop == K._NEW_DEEP:
                 self._add_deep_path(buf, int(pos if from_bytes else table.offset[r]))
             else:
-                m = maps[stop - _GROW_LIFE]
-                m.keys, m.vals, m.used = _grow(m.keys, m.vals, m.used)
-        for m, c in zip(maps, (_C_LIFE, _C_PATH, _C_SERIES), strict=True):
+                m = maps[stop - K._GROW_LIFE]
+                m.keys, m.vals, m.used = K._grow(m.keys, m.vals, m.used)
+        for m, c in zip(maps, (K._C_LIFE, K._C_PATH, K._C_SERIES), strict=True):
             m.count = int(cnt[c])
-        n_life, n_path, n_series = int(cnt[_C_NEW_LIFE]), int(cnt[_C_NEW_PATH]), int(cnt[_C_NEW_SERIES])
-        attr_rows = attr_rows[: cnt[_C_ATTR]]
-        attr_series = attr_sid[: cnt[_C_ATTR]]
-        exc_rows = exc_rows[: cnt[_C_EXC]]
-        other_rows = other_rows[: cnt[_C_OTHER]]
+        n_life, n_path, n_series = int(cnt[K._C_NEW_LIFE]), int(cnt[K._C_NEW_PATH]), int(cnt[K._C_NEW_SERIES])
+        attr_rows = attr_rows[: cnt[K._C_ATTR]]
+        attr_series = attr_sid[: cnt[K._C_ATTR]]
+        exc_rows = exc_rows[: cnt[K._C_EXC]]
+        other_rows = other_rows[: cnt[K._C_OTHER]]
         kind = table.kind
         other_kind = kind[other_rows]
 
@@ -795,7 +470,7 @@ class IndexBuilder:
 
         # Destroys.
         d_rows = other_rows[other_kind == Command.DESTROY_OBJECT]
-        d_obj = destroy_life[: cnt[_C_DESTROY]]
+        d_obj = destroy_life[: cnt[K._C_DESTROY]]
         destroys = {
             "context": table.context[d_rows].copy(),
             "handle": table.object[d_rows].copy(),
@@ -886,13 +561,14 @@ class IndexBuilder:
         pid = self._deep.setdefault(path, len(self._deep))
         self._deep_handles = np.concatenate([self._deep_handles, np.asarray(path, np.uint32)])
         self._deep_starts = np.append(self._deep_starts, len(self._deep_handles))
+        K = _kernels()
         m = self._deep_map
         if 2 * (m.count + 1) > len(m.keys):
             old = m.arrays()
             m.keys, m.vals, m.used = (np.zeros(2 * len(a), a.dtype) for a in old)
             for k, v in zip(old[0][old[2] == 1], old[1][old[2] == 1], strict=True):
-                _deep_add(m.keys, m.vals, m.used, k, v)
-        _deep_add(m.keys, m.vals, m.used, np.uint64(_deep_hash_at(buf, q, d)), pid)
+                K._deep_add(m.keys, m.vals, m.used, k, v)
+        K._deep_add(m.keys, m.vals, m.used, np.uint64(K._deep_hash_at(buf, q, d)), pid)
         m.count += 1
 
     def _new_objects(
@@ -1592,6 +1268,8 @@ class Recording:
         command before the damage. Raises :class:`PvdError` for a missing or unreadable file.
         """
         if isinstance(source, (bytes, bytearray, memoryview, np.ndarray)):
+            from pvdkit.ovd.tokenizer import as_byte_array
+
             buf = as_byte_array(source)
             name = source_name or "<memory>"
             if bytes(buf[:8]) == _MAGIC_HDF5:
@@ -1613,11 +1291,23 @@ class Recording:
             if name.lower().endswith((".h5", ".hdf5")):
                 raise PvdError(f"{name}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
             check_ovd_header(head, name)
+            from pvdkit.ovd.tokenizer import map_file
+
             buf = map_file(name)
         data = read_ovd_data(buf, source_name=name)
         if data.error is not None:
             warnings.warn(data.error, PvdWarning, stacklevel=2)
         return cls(data)
+
+    def preload(self, other: Recording | None = None) -> None:
+        """Read the samples of every series into memory in bulk, for tools that will read them
+        all (``pvdkit diff``, converters): an HDF5 recording is read with one read per pool
+        dataset instead of one per series segment, an ``.ovd`` gathered in one pass over the
+        stream. ``other``: a recording that this one will be compared with (its HDF5 chunks
+        stored byte-identically in both files are then copied, not decompressed again).
+        Costs the memory of the decoded samples; later series queries only slice.
+        """
+        self._data.preload(other._data if other is not None else None)
 
     def close(self) -> None:
         """Release the underlying file (HDF5) or buffer; queries already made stay valid."""
@@ -1898,6 +1588,8 @@ def read_ovd_data(buffer, *, source_name: str = "<memory>") -> RecordingData:
     table is filled by the index pass itself (one pass over the bytes after the counting pass).
     Damage is reported in ``error`` (no warning); a bad header raises :class:`PvdError`.
     """
+    from pvdkit.ovd.tokenizer import count_commands
+
     scan = count_commands(buffer, source_name=source_name)
     builder = IndexBuilder(scan.version)
     return _batch_data(builder, builder.feed_scan(scan))
@@ -1908,12 +1600,22 @@ def _batch_data(builder: IndexBuilder, batch: Batch) -> RecordingData:
     objects, frames, series = merge_batch_tables([batch])
     buf = batch.buffer
     grouped: list[tuple[np.ndarray, np.ndarray]] = []
+    bulk: list[tuple] = []
 
     def load(sid: int) -> Samples:
+        if bulk:
+            return _bulk_samples(bulk[0], sid)
         if not grouped:
-            grouped.append(_group_rows(batch.attr_series, batch.attr_rows, len(series)))
+            grouped.append(_kernels()._group_rows(batch.attr_series, batch.attr_rows, len(series)))
         rows, starts = grouped[0]
         return samples_from_rows(buf, table, rows[starts[sid] : starts[sid + 1]])
+
+    def preload(other: RecordingData | None = None) -> None:
+        if not bulk:
+            bulk.append(_kernels()._gather_all(
+                buf, batch.attr_rows, batch.attr_series, len(series), table.kind, table.offset,
+                table.depth, table.data_size, table.frame,
+            ))
 
     return RecordingData(
         version=table.version,
@@ -1928,11 +1630,33 @@ def _batch_data(builder: IndexBuilder, batch: Batch) -> RecordingData:
         load_samples=load,
         error=table.error,
         n_commands=len(table),
+        preload=preload,
     )
+
+
+def _bulk_samples(bulk: tuple, sid: int) -> Samples:
+    """Samples of series ``sid`` as views into the result of ``_gather_all`` (same content as
+    :func:`samples_from_rows` on the series' rows)."""
+    frames, ops, flat, sample_start, row_starts, byte_starts, smin, smax = bulk
+    r0, r1 = int(row_starts[sid]), int(row_starts[sid + 1])
+    b0, b1 = int(byte_starts[sid]), int(byte_starts[sid + 1])
+    n = r1 - r0
+    op = ops[r0:r1].copy() if n and ops[r0] != Command.SET_ATTRIBUTE else None
+    if n == 0:
+        return Samples(frames[r0:r1], fixed=np.zeros((0, 0), np.uint8), ops=op)
+    if smin[sid] == smax[sid]:
+        return Samples(frames[r0:r1], fixed=flat[b0:b1].reshape(n, int(smax[sid])), ops=op)
+    offsets = np.empty(n + 1, np.int64)
+    offsets[:n] = sample_start[r0:r1] - b0
+    offsets[n] = b1 - b0
+    return Samples(frames[r0:r1], flat=flat[b0:b1], offsets=offsets, ops=op)
 
 
 def samples_from_rows(buf: np.ndarray, table: CommandTable, rows: np.ndarray) -> Samples:
     """Samples of the attribute commands ``rows`` (all of one series) read from the stream bytes."""
+    from pvdkit.ovd.tokenizer import payload_offsets
+
+    K = _kernels()
     kinds = table.kind[rows]
     offs = payload_offsets(kinds, table.offset[rows], table.depth[rows])
     sizes = table.data_size[rows]
@@ -1940,6 +1664,6 @@ def samples_from_rows(buf: np.ndarray, table: CommandTable, rows: np.ndarray) ->
     ops = kinds.copy() if len(kinds) and kinds[0] != Command.SET_ATTRIBUTE else None
     if len(rows) == 0 or sizes.min() == sizes.max():
         size = int(sizes[0]) if len(rows) else 0
-        return Samples(frames, fixed=_gather_fixed(buf, offs, size), ops=ops)
-    flat, starts = _gather_ragged(buf, offs, sizes.astype(np.int64))
+        return Samples(frames, fixed=K._gather_fixed(buf, offs, size), ops=ops)
+    flat, starts = K._gather_ragged(buf, offs, sizes.astype(np.int64))
     return Samples(frames, flat=flat, offsets=starts, ops=ops)

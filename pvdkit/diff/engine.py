@@ -836,6 +836,9 @@ def compare_files(a: str, b: str, options: DiffOptions | None = None, *, atol: f
         ra.close()
         raise
     try:
+        # Every series is read: one bulk read per file (B reuses A's HDF5 chunks stored the same).
+        ra.preload()
+        rb.preload(ra)
         cmp = Comparison(ra, rb, options, str(a), str(b))
         res = cmp.run()
         if plots:

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import h5py
 import numpy as np
-from numba import njit
 
 from pvdkit.ovd.codec import (
     HEADER_SIZE,
@@ -46,7 +45,6 @@ from pvdkit.ovd.codec import (
     Version,
     encode_header,
 )
-from pvdkit.ovd.tokenizer import COUNT_KEYS, NO_DATA_TYPE
 from pvdkit.recording import (
     FAMILY_LIST,
     AttributeRegistration,
@@ -57,7 +55,7 @@ from pvdkit.recording import (
     RecordingData,
     Samples,
     SeriesTable,
-    _group_rows,
+    _kernels,
 )
 from pvdkit.types import Command, DataType, PvdError
 
@@ -291,6 +289,8 @@ class H5Writer:
         self.n_commands += len(kind)
 
     def _registrations(self, regs: Sequence[tuple[int, RegisterClass | AttributeRegistration]]) -> None:
+        from pvdkit.ovd.tokenizer import NO_DATA_TYPE
+
         classes, attrs = [], []
         for index, r in regs:
             if isinstance(r, RegisterClass):
@@ -414,7 +414,7 @@ class H5Writer:
             self._series_family = np.concatenate([self._series_family, batch.series.family])
             self._series_path = np.concatenate([self._series_path, batch.series.path])
             return
-        rows, starts = _group_rows(batch.attr_series, batch.attr_rows, n_series)
+        rows, starts = _kernels()._group_rows(batch.attr_series, batch.attr_rows, n_series)
         counts = np.diff(starts)
         present = np.flatnonzero(counts)
         first = starts[present]
@@ -448,7 +448,7 @@ class H5Writer:
         pool_of_series[present] = pool_ids[inverse.reshape(-1)]
         # Rows ordered by (pool, series, stream order).
         pool_of_row = pool_of_series[np.repeat(np.arange(n_series), counts)]
-        rows_p, pstarts = _group_rows(pool_of_row, rows, len(self._pool_groups))
+        rows_p, pstarts = _kernels()._group_rows(pool_of_row, rows, len(self._pool_groups))
         seg_rows = []
         total = len(rows)
         done = 0
@@ -506,7 +506,7 @@ class H5Writer:
         )
 
     def _write_pool_rows(self, p: int, g: h5py.Group, buf: np.ndarray, table, rows: np.ndarray) -> None:
-        from pvdkit.recording import _gather_fixed, _gather_ragged
+        from pvdkit._index_kernels import _gather_fixed, _gather_ragged
 
         self._append(g["frames"], table.frame[rows].astype(np.int32))
         if "ops" in g:
@@ -580,6 +580,8 @@ def _counts_from(per_kind: np.ndarray, reg: dict[str, int]) -> dict[str, int]:
         "stop_frame": per_kind[Command.STOP_FRAME],
         "record_message": per_kind[Command.RECORD_MESSAGE],
     }
+    from pvdkit.ovd.tokenizer import COUNT_KEYS
+
     return {k: int(c[k]) for k in COUNT_KEYS}
 
 
@@ -654,11 +656,114 @@ def _attribute_registration(
 
 @dataclass
 class _Pool:
-    values: h5py.Dataset
-    frames: h5py.Dataset
-    ops: h5py.Dataset | None
-    starts: h5py.Dataset | None
-    lengths: h5py.Dataset | None
+    """The datasets of one pool, or after :func:`_preload` their whole content as arrays (both
+    slice the same way)."""
+
+    values: h5py.Dataset | np.ndarray
+    frames: h5py.Dataset | np.ndarray
+    ops: h5py.Dataset | np.ndarray | None
+    starts: h5py.Dataset | np.ndarray | None
+    lengths: h5py.Dataset | np.ndarray | None
+
+
+class _H5Samples:
+    """Sample access of one open HDF5 recording: per segment on demand, or from whole pools
+    read in bulk by :meth:`preload` (one read per dataset instead of one per segment: a chunk
+    holds the samples of many series and would otherwise be decompressed once per series)."""
+
+    _FIELDS = ("values", "frames", "ops", "starts", "lengths")
+
+    def __init__(self, f: h5py.File, pool_names: list[str], seg: np.ndarray, seg_first: np.ndarray) -> None:
+        self.f = f
+        self.pool_names = pool_names
+        self.seg = seg
+        self.seg_first = seg_first
+        self.pools: dict[int, _Pool] = {}
+        self.loaded = False
+
+    def pool(self, p: int) -> _Pool:
+        if p not in self.pools:
+            g = self.f["pools"][self.pool_names[p]]
+            self.pools[p] = _Pool(*(g.get(k) for k in self._FIELDS))
+        return self.pools[p]
+
+    def load(self, sid: int) -> Samples:
+        seg = self.seg
+        parts = []
+        for j in range(self.seg_first[sid], self.seg_first[sid + 1]):
+            p, a, c = int(seg["pool"][j]), int(seg["start"][j]), int(seg["count"][j])
+            parts.append(_read_segment(self.pool(p), a, c))
+        if not parts:
+            return Samples(np.zeros(0, np.int32), fixed=np.zeros((0, 0), np.uint8))
+        return Samples.concat(parts)
+
+    def preload(self, other: RecordingData | None = None) -> None:
+        """Read every pool dataset whole. With ``other`` backed by an HDF5 file that was
+        preloaded, chunks stored with the same bytes and filters in both files are copied
+        from ``other``'s arrays instead of being decompressed (equal stored bytes decode to
+        equal data); everything else is read from this file."""
+        if self.loaded:
+            return
+        partner = getattr(other.preload, "__self__", None) if other is not None else None
+        if not isinstance(partner, _H5Samples) or not partner.loaded:
+            partner = None
+        for p in range(len(self.pool_names)):
+            cur = self.pool(p)
+            twin = None
+            if partner is not None and self.pool_names[p] in partner.pool_names:
+                twin = partner.pools.get(partner.pool_names.index(self.pool_names[p]))
+                twin = twin if twin is not None and isinstance(twin.values, np.ndarray) else None
+            arrays = []
+            for k in self._FIELDS:
+                ds = getattr(cur, k)
+                if ds is None:
+                    arrays.append(None)
+                    continue
+                src = getattr(twin, k) if twin is not None else None
+                arrays.append(_read_whole(ds, src, partner.f.get(ds.name) if partner is not None else None))
+            self.pools[p] = _Pool(*arrays)
+        self.loaded = True
+
+
+def _same_layout(ds: h5py.Dataset, other: h5py.Dataset) -> bool:
+    """True when two datasets store the same shape in the same chunk grid with the same
+    filters, chunked along the first axis only (so a chunk is a run of whole rows)."""
+    if not isinstance(other, h5py.Dataset) or ds.chunks is None:
+        return False
+    return (ds.shape == other.shape and ds.dtype == other.dtype and ds.chunks == other.chunks
+            and ds.chunks[1:] == ds.shape[1:] and ds.compression == other.compression
+            and ds.compression_opts == other.compression_opts and ds.shuffle == other.shuffle
+            and ds.fletcher32 == other.fletcher32 and ds.scaleoffset is None and other.scaleoffset is None)
+
+
+def _read_whole(ds: h5py.Dataset, twin: np.ndarray | None, twin_ds: h5py.Dataset | None) -> np.ndarray:
+    """The whole content of ``ds``; rows of chunks stored byte-identically in ``twin_ds``
+    (whose content is ``twin``) are copied from ``twin`` instead of decompressed."""
+    if twin is None or twin_ds is None or not _same_layout(ds, twin_ds) or twin.shape != ds.shape:
+        return ds[()]
+    out = np.empty(ds.shape, ds.dtype)
+    rows = ds.chunks[0]
+    n_rows = ds.shape[0]
+    done = np.zeros(-(-n_rows // rows) if rows else 0, bool)
+    me, them = ds.id, twin_ds.id
+    for i in range(me.get_num_chunks()):
+        off = me.get_chunk_info(i).chunk_offset
+        try:
+            mine, theirs = me.read_direct_chunk(off), them.read_direct_chunk(off)
+        except (KeyError, ValueError, OSError):  # chunk not allocated in the other file
+            continue
+        if mine == theirs:
+            lo = off[0]
+            hi = min(lo + rows, n_rows)
+            out[lo:hi] = twin[lo:hi]
+            done[lo // rows] = True
+    todo = np.flatnonzero(~done)
+    if len(todo):  # runs of chunks that differ (or are not stored) are read normally
+        breaks = np.flatnonzero(np.diff(todo) != 1) + 1
+        for run in np.split(todo, breaks):
+            lo, hi = int(run[0]) * rows, min((int(run[-1]) + 1) * rows, n_rows)
+            out[lo:hi] = ds[lo:hi]
+    return out
 
 
 def open_h5_data(source: str | os.PathLike | bytes, name: str) -> RecordingData:
@@ -733,23 +838,7 @@ def _read(f: h5py.File, name: str) -> RecordingData:
         counts,
     )
     seg_first = np.searchsorted(seg["series"], np.arange(len(s) + 1))
-    pools: dict[int, _Pool] = {}
-    pool_names = _pool_order(f)
-
-    def pool(p: int) -> _Pool:
-        if p not in pools:
-            g = f["pools"][pool_names[p]]
-            pools[p] = _Pool(g["values"], g["frames"], g.get("ops"), g.get("starts"), g.get("lengths"))
-        return pools[p]
-
-    def load(sid: int) -> Samples:
-        parts = []
-        for j in range(seg_first[sid], seg_first[sid + 1]):
-            p, a, c = int(seg["pool"][j]), int(seg["start"][j]), int(seg["count"][j])
-            parts.append(_read_segment(pool(p), a, c))
-        if not parts:
-            return Samples(np.zeros(0, np.int32), fixed=np.zeros((0, 0), np.uint8))
-        return Samples.concat(parts)
+    samples = _H5Samples(f, _pool_order(f), seg, seg_first)
 
     def count_commands() -> dict[str, int]:
         if counts_cache is not None:
@@ -779,10 +868,11 @@ def _read(f: h5py.File, name: str) -> RecordingData:
         paths=paths,
         series=series,
         counts=count_commands,
-        load_samples=load,
+        load_samples=samples.load,
         error=err,
         close=f.close,
         n_commands=n_commands,
+        preload=samples.preload,
     )
 
 
@@ -816,59 +906,6 @@ def _read_segment(p: _Pool, a: int, c: int) -> Samples:
 # ============================================================================================
 # HDF5 → .ovd bytes
 # ============================================================================================
-
-
-@njit(cache=True)
-def _emit(
-    out,
-    cmd_off,
-    kinds,
-    is_attr,
-    rec_src,
-    rec_off,
-    rec_len,
-    a_idx,
-    a_ctx,
-    a_obj,
-    a_path_start,
-    a_depth,
-    path_flat,
-    a_data_off,
-    a_data_len,
-    data_flat,
-):
-    """Write every command at ``cmd_off``: attribute commands field by field, others by copying
-    their pre-encoded record (``rec_src[rec_off:rec_off+rec_len]``)."""
-    for i in range(kinds.shape[0]):
-        o = cmd_off[i]
-        if is_attr[i]:
-            j = a_idx[i]
-            out[o] = kinds[i]
-            c = a_ctx[j]
-            ob = a_obj[j]
-            for b in range(8):
-                out[o + 1 + b] = (c >> np.uint64(8 * b)) & np.uint64(0xFF)
-                out[o + 9 + b] = (ob >> np.uint64(8 * b)) & np.uint64(0xFF)
-            d = a_depth[j]
-            out[o + 17] = d
-            q = o + 18
-            ps = a_path_start[j]
-            for h in range(d):
-                v = path_flat[ps + h]
-                for b in range(4):
-                    out[q + b] = (v >> np.uint32(8 * b)) & np.uint32(0xFF)
-                q += 4
-            n = a_data_len[j]
-            for b in range(4):
-                out[q + b] = (n >> (8 * b)) & 0xFF
-            q += 4
-            s = a_data_off[j]
-            for b in range(n):
-                out[q + b] = data_flat[s + b]
-        else:
-            s = rec_off[i]
-            for b in range(rec_len[i]):
-                out[o + b] = rec_src[s + b]
 
 
 def h5_to_ovd_bytes(
@@ -1003,7 +1040,7 @@ def _rebuild(f: h5py.File, label: str, progress: Progress | None) -> bytes:
 
     data_flat, series_samples, series_start, samp_off, samp_len = _all_samples(f, s, label)
     # Sample order: the j-th command of a series is its j-th sample.
-    grouped_pos, starts = _group_rows(a_sid, np.arange(len(a_rows), dtype=np.int64), len(s))
+    grouped_pos, starts = _kernels()._group_rows(a_sid, np.arange(len(a_rows), dtype=np.int64), len(s))
     if not np.array_equal(np.diff(starts), np.diff(series_start)):
         raise PvdError(f"{label}: sample counts in /segments do not match the commands in /log/series")
     sample_of_cmd = np.empty(len(a_rows), np.int64)
@@ -1022,7 +1059,7 @@ def _rebuild(f: h5py.File, label: str, progress: Progress | None) -> bytes:
     total = HEADER_SIZE + int(lengths.sum()) + len(tail)
     out = np.empty(total, np.uint8)
     out[:HEADER_SIZE] = np.frombuffer(encode_header(version), np.uint8)
-    _emit(
+    _kernels()._emit(
         out,
         cmd_off,
         kinds,

@@ -24,16 +24,22 @@ from pvdkit.ovd.codec import (
     encode_header,
     iter_decode,
 )
-from pvdkit.ovd.tokenizer import (
-    COUNT_KEYS,
-    NO_DATA_TYPE,
-    CommandTable,
-    decode_command,
-    frame_timestamps,
-    iter_commands,
-    open_ovd,
-    tokenize,
-)
+
+# The tokenizer compiles numba kernels; it is imported on first use so that code needing only
+# the codec (HDF5 readers, the diff of .h5 files) starts without numba.
+_TOKENIZER_NAMES = frozenset({
+    "COUNT_KEYS", "NO_DATA_TYPE", "CommandTable", "decode_command", "frame_timestamps",
+    "iter_commands", "open_ovd", "tokenize",
+})
+
+
+def __getattr__(name: str):
+    if name in _TOKENIZER_NAMES:
+        from pvdkit.ovd import tokenizer
+
+        return getattr(tokenizer, name)
+    raise AttributeError(f"module 'pvdkit.ovd' has no attribute {name!r}")
+
 
 __all__ = [
     "COUNT_KEYS", "HEADER_SIZE", "NO_DATA_TYPE", "AddToUniqueList", "CommandTable", "CreateObject",
