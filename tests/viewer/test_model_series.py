@@ -1,0 +1,249 @@
+"""Curves, per-wheel plot targets, min-max step downsampling and comparisons."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.viewer.conftest import FIXTURE, WHEEL_NAMES, write_recording
+from viewer.model.compare import Comparison
+from viewer.model.downsample import step_points, visible_range, zoh_values
+from viewer.model.series import (
+    NORM,
+    CurveCache,
+    CurveKey,
+    PlotError,
+    PlotsModel,
+    extract_curve,
+    parse_spec,
+    resolve_targets,
+)
+from viewer.model.session import RecordingSession
+from viewer.model.workspace import RecentFiles, Workspace
+
+SPEED = "WheelRigidBodyState.correctedRotationSpeed"
+
+# ---------------------------------------------------------------------------------------------
+# downsampling
+# ---------------------------------------------------------------------------------------------
+
+
+def _zoh_polyline_value(xs, ys, x):
+    """Value of a step polyline right after x (the last vertex at or before x)."""
+    i = np.searchsorted(xs, x, side="right") - 1
+    return ys[i]
+
+
+def test_few_samples_draw_the_exact_staircase():
+    f = np.array([0, 2, 5, 9])
+    v = np.array([1.0, -2.0, 3.0, 0.5])
+    xs, ys = step_points(f, v, -1, 20, width_px=100, hold_until=12)
+    assert xs.tolist() == [0, 2, 2, 5, 5, 9, 9, 12]
+    assert ys.tolist() == [1, 1, -2, -2, 3, 3, 0.5, 0.5]
+    for x in np.linspace(0, 11.9, 200):
+        assert _zoh_polyline_value(xs, ys, x) == zoh_values(f, v, np.array([x]))[0]
+
+
+def test_clip_to_view_keeps_the_value_entering_the_view():
+    f = np.arange(0, 1000, 10)
+    v = f * 0.5
+    i0, i1 = visible_range(f, 305, 420)
+    assert (f[i0], f[i1 - 1]) == (300, 420)
+    xs, ys = step_points(f, v, 305, 420, width_px=500)
+    assert xs[0] == 305 and ys[0] == 150  # value of the sample at 300, held into the view
+    assert xs.max() <= 420 and len(xs) == 2 * (i1 - i0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2000, 20000), st.integers(10, 400), st.integers(0, 2**32 - 1))
+def test_downsampling_keeps_min_and_max_of_every_pixel_column(n, width, seed):
+    rng = np.random.default_rng(seed)
+    f = np.cumsum(rng.integers(0, 3, n))  # repeated frames allowed (two samples in one frame)
+    v = rng.normal(size=n).cumsum()
+    spikes = rng.integers(0, n, 5)
+    v[spikes] += rng.choice([-1, 1], 5) * 1e3  # one-sample spikes must survive
+    x0, x1 = float(f[0]), float(f[-1])
+    xs, ys = step_points(f, v, x0, x1, width)
+    # Samples overwritten within the first frame are never in force, so never drawn.
+    i0, _ = visible_range(f, x0, x1)
+    f, v = f[i0:], v[i0:]
+    assert len(xs) <= 4 * width + 1
+    bucket = np.clip(((f - x0) * (width / (x1 - x0))).astype(np.int64), 0, width - 1)
+    out_bucket = np.clip(((xs[:-1] - x0) * (width / (x1 - x0))).astype(np.int64), 0, width - 1)
+    for b in np.unique(bucket):
+        inside = v[bucket == b]
+        drawn = ys[:-1][out_bucket == b]
+        assert drawn.max() >= inside.max() and drawn.min() <= inside.min()
+        # Nothing outside the column's values and the value entering it is drawn.
+        first = np.flatnonzero(bucket == b)[0]
+        entering = v[first - 1] if first > 0 else v[0]
+        assert drawn.max() <= max(inside.max(), entering) and drawn.min() >= min(inside.min(), entering)
+    assert ys[-1] == v[-1]
+
+
+def test_million_sample_curve_draws_a_few_thousand_points():
+    f = np.arange(1_000_000, dtype=np.int32)
+    v = np.sin(f / 5000.0)
+    v[123_457] = 9.0
+    xs, ys = step_points(f, v, 0, 999_999, 1200)
+    assert len(xs) <= 4 * 1200 + 1 and ys.max() == 9.0 and ys.min() == pytest.approx(-1, abs=1e-6)
+    xs, ys = step_points(f, v, 123_000, 124_000, 1200)  # zoomed in: exact staircase
+    assert 123_457 in xs and ys.max() == 9.0
+
+
+def test_zoh_values_before_first_sample_are_nan():
+    out = zoh_values(np.array([2, 4]), np.array([1.0, 2.0]), np.array([0, 2, 3, 4, 9]))
+    assert np.isnan(out[0]) and out[1:].tolist() == [1, 1, 2, 2]
+
+
+# ---------------------------------------------------------------------------------------------
+# curves and plot targets
+# ---------------------------------------------------------------------------------------------
+
+
+def test_parse_spec():
+    assert parse_spec("TireForce.lngForce") == ("TireForce", "lngForce", None)
+    assert parse_spec("TireForce.lngForce[z]") == ("TireForce", "lngForce", 2)
+    assert parse_spec("RigidBodyState.pos[1]") == ("RigidBodyState", "pos", 1)
+    assert parse_spec("TireForce.lngForce[|v|]") == ("TireForce", "lngForce", NORM)
+    assert parse_spec("Thing.pose.position.xyz[0]") == ("Thing", "pose.position.xyz", 0)
+    for bad in ("TireForce", "TireForce.lngForce[q]", ".x"):
+        with pytest.raises(PlotError):
+            parse_spec(bad)
+
+
+def test_per_wheel_target_matches_readback(fixture_session, readback):
+    rec = fixture_session.recording
+    for vname in ("Basic", "Tank"):
+        v = fixture_session.vehicle_named(f"/World/{vname}")
+        t = resolve_targets(rec, fixture_session.vehicles, SPEED, v.obj)
+        assert [label for label, _ in t.objects] == [w.label for w in v.wheels]
+        assert t.title == f"{SPEED} · /World/{vname}" and t.component is None
+        for (_, obj), wname in zip(t.objects, WHEEL_NAMES, strict=True):
+            d = extract_curve(rec, obj, t.attribute)
+            for step in range(12):
+                assert d.value_at(2 * step) == pytest.approx(readback[f"{vname}.{wname}.rotationSpeed"][step],
+                                                             rel=1e-6)
+
+
+def test_vector_components_and_errors(fixture_session):
+    rec = fixture_session.recording
+    v = fixture_session.vehicles[0]
+    tire = v.wheels[0].part("TireForce")
+    raw = rec.series(tire, "lngForce").values
+    np.testing.assert_array_equal(extract_curve(rec, tire, "lngForce", 2).values, raw[:, 2])
+    np.testing.assert_allclose(extract_curve(rec, tire, "lngForce", NORM).values, np.linalg.norm(raw, axis=1),
+                               rtol=1e-6)
+    t = resolve_targets(rec, fixture_session.vehicles, "TireForce.lngForce", tire)
+    assert t.component == NORM and t.title.startswith("|TireForce.lngForce|") and len(t.objects) == 4
+    with pytest.raises(PlotError, match="choose a component"):
+        extract_curve(rec, tire, "lngForce")
+    with pytest.raises(PlotError, match="out of range"):
+        extract_curve(rec, tire, "lngForce", 3)
+    with pytest.raises(PlotError, match="object_handle"):
+        resolve_targets(rec, fixture_session.vehicles, "WheelAttachment.tireForce", tire)
+    with pytest.raises(PlotError, match="similar: TireForce"):
+        resolve_targets(rec, fixture_session.vehicles, "Tire.lngForce")
+    # No vehicle context: every object of the class.
+    t = resolve_targets(rec, fixture_session.vehicles, "TireForce.wheelTorque")
+    assert len(t.objects) == 16
+    # Enums plot as their values.
+    actor = v.part("PxRigidDynamic")
+    assert extract_curve(rec, actor, "type").values.tolist() == [float(rec.series(actor, "type").raw[0])]
+
+
+def test_curve_cache_is_bounded(fixture_session):
+    rec = fixture_session.recording
+    cache = CurveCache(rec, max_bytes=400)
+    keys = [CurveKey(w.part("SuspensionState").index, "jounce")
+            for v in fixture_session.vehicles for w in v.wheels]
+    for k in keys:
+        cache.get(k)
+    assert cache.nbytes <= 400 or len(cache._items) == 1
+    assert cache.get(keys[0]).value_at(3) == rec.value_at(rec.objects[keys[0].object_index], "jounce", 3)
+
+
+def test_plots_model_signals():
+    pm = PlotsModel()
+    events = []
+    for name in ("plot_added", "plot_removed", "plot_changed"):
+        getattr(pm, name).connect(lambda p, n=name: events.append((n, p.title)))
+    pm.add_plot("a")
+    assert events == [("plot_added", "a")]
+    pm.clear()
+    assert events[-1] == ("plot_removed", "a") and pm.plots == []
+
+
+def test_recent_files_order_and_limit(tmp_path):
+    r = RecentFiles(limit=3)
+    for name in "abcd":
+        r.add(str(tmp_path / name))
+    r.add(str(tmp_path / "c"))
+    assert [p[-1] for p in r.paths] == ["c", "d", "b"]
+    (tmp_path / "d").write_text("x")
+    assert r.existing() == [str(tmp_path / "d")]
+    again = RecentFiles(r.paths, limit=3)
+    assert again.paths == r.paths
+
+
+# ---------------------------------------------------------------------------------------------
+# comparison
+# ---------------------------------------------------------------------------------------------
+
+
+def test_compare_with_itself_gives_zero_difference():
+    a, b = RecordingSession.open(FIXTURE), RecordingSession.open(FIXTURE)
+    comp = Comparison(a, b)
+    tire_a = a.vehicles[2].wheels[3].part("TireForce")
+    assert comp.counterpart(tire_a).handle == tire_a.handle
+    key = CurveKey(tire_a.index, "lngForce", 2)
+    d = comp.difference(key)
+    assert np.all(d.values == 0)
+    ov = comp.overlay(key)
+    da = comp.cache_a.get(key)
+    np.testing.assert_array_equal(ov.values, da.values)
+
+
+def test_compare_by_time_between_different_rates(tmp_path):
+    """A at 100 Hz, B at 50 Hz; each records its frame timestamp. By time, B's frame for A's
+    frame f is the last B frame at or before A's time, and A − B is exactly the time lag."""
+    a = RecordingSession.open(write_recording(tmp_path / "a.ovd", 40, 10_000_000))
+    b = RecordingSession.open(write_recording(tmp_path / "b.ovd", 20, 20_000_000))
+    comp = Comparison(a, b, sync="time")
+    fa = np.arange(40)
+    fb = comp.frames_b(fa)
+    ta, tb = a.timebase.seconds, b.timebase.seconds
+    after = ta >= tb[0]  # A's first frame comes before B's first: B's frame 0 stands in
+    assert np.all(fb[~after] == 0)
+    assert np.all(tb[fb[after]] <= ta[after] + 1e-12)
+    assert np.all((fb == 19) | (tb[np.minimum(fb + 1, 19)] > ta))
+    probe = a.find("probe")
+    key = CurveKey(probe.index, "value")
+    d = comp.difference(key)
+    full = zoh_values(d.frames, d.values, fa)
+    np.testing.assert_allclose(full, ta - tb[fb], atol=1e-12)
+    comp.sync = "frame"
+    np.testing.assert_array_equal(comp.frames_b(fa), np.minimum(fa, 19))
+    with pytest.raises(ValueError, match="sync mode"):
+        comp.sync = "space"
+    # Wheels are matched through the vehicle graph.
+    wa = a.vehicles[0].wheels[1].root
+    assert comp.counterpart(wa) is b.vehicles[0].wheels[1].root
+
+
+def test_workspace_plot_and_reset():
+    ws = Workspace()
+    ws.set_session(RecordingSession.open(FIXTURE))
+    v = ws.session.vehicle_named("/World/Tank")
+    ws.select(v.wheels[0].part("SuspensionState"))
+    assert ws.current_vehicle is v
+    plot = ws.plot("SuspensionState.jounce")
+    assert [c.label for c in plot.curves] == [w.label for w in v.wheels]
+    frames = []
+    ws.timeline.frame_changed.connect(frames.append)
+    ws.timeline.set_frame(7)
+    ws.set_session(RecordingSession.open(FIXTURE))
+    assert ws.plots.plots == [] and ws.selection.current is None
+    assert ws.timeline.frame == 0 and frames == [7, 0]

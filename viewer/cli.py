@@ -1,0 +1,87 @@
+"""``pvdkit view`` and ``python -m viewer``: argument parsing only (no Qt import here).
+
+Hook into pvdkit's CLI either way:
+
+* ``pvdkit.cli.add_subcommand(LazySubCommand("view", HELP, "viewer.cli"))`` — uses
+  :func:`configure` and :func:`run` of this module, imported only when ``view`` is used;
+* or, with a plain argparse ``subparsers`` object, :func:`add_view_parser` (sets ``func``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from pvdkit.types import PvdError
+
+HELP = "open recordings in the desktop viewer, or render it to an image (--screenshot)"
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected WIDTHxHEIGHT, e.g. 1600x1000") from None
+    if not (320 <= w <= 8000 and 240 <= h <= 8000):
+        raise argparse.ArgumentTypeError(f"{text!r}: width 320…8000 and height 240…8000 expected")
+    return w, h
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add the ``view`` arguments to a parser."""
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help=".ovd or .h5 recording(s); a second file is opened for comparison")
+    p.add_argument("--compare", metavar="FILE", help="recording to compare with (overlay and A − B)")
+    p.add_argument("--sync", choices=("frame", "time"), default="frame",
+                   help="match the comparison's frames by frame number or by simulated time (default frame)")
+    p.add_argument("--screenshot", metavar="OUT.png",
+                   help="render the main window offscreen into this image and exit")
+    p.add_argument("--object", metavar="NAME",
+                   help="select this vehicle (e.g. /World/Basic), object name or handle")
+    p.add_argument("--plot", action="append", default=[], metavar="CLASS.ATTRIBUTE",
+                   help="plot an attribute for the selected vehicle, one curve per wheel (repeatable; "
+                        "a component as TireForce.lngForce[z], RigidBodyState.pos[1], …[norm])")
+    p.add_argument("--frame", type=int, metavar="N", help="go to frame N (negative: from the end)")
+    p.add_argument("--size", type=_size, default=(1600, 1000), metavar="WxH",
+                   help="window size (default 1600x1000)")
+    p.add_argument("--up-axis", default="auto", metavar="AXIS",
+                   help="vertical axis of the top-down view: auto (from the recording), x, y, z, -z …")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``view`` with parsed arguments; returns the exit status (PvdError for bad input)."""
+    from viewer.app import ViewOptions
+    from viewer.app import run as run_app
+
+    if args.screenshot is None and (args.object or args.plot or args.frame is not None) and not args.files:
+        raise PvdError("--object, --plot and --frame need a recording")
+    if args.up_axis.lower() != "auto":
+        from viewer.model.geometry import axis_from_name
+
+        if axis_from_name(args.up_axis) is None:
+            raise PvdError(f"--up-axis {args.up_axis}: expected auto, x, y, z, +x … -z")
+    opts = ViewOptions(files=list(args.files), compare=args.compare, sync=args.sync,
+                       screenshot=args.screenshot, object=args.object, plots=list(args.plot),
+                       frame=args.frame, size=args.size, up_axis=args.up_axis)
+    return run_app(opts)
+
+
+def add_view_parser(subparsers) -> argparse.ArgumentParser:
+    """Add ``view`` to an argparse subparsers object; the parser's ``func`` runs it."""
+    p = subparsers.add_parser("view", help=HELP, description=HELP)
+    configure(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m viewer [FILE ...] [options]`` — exit status 0, or 2 with a one-line error."""
+    parser = argparse.ArgumentParser(prog="python -m viewer", description=HELP)
+    configure(parser)
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        return run(args)
+    except PvdError as exc:
+        print(f"viewer: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2

@@ -1,0 +1,135 @@
+"""Small 3-D helpers for poses as OmniPVD recordings store them, and frame-agnostic axes.
+
+Quaternions are ``(x, y, z, w)`` (PhysX ``PxQuat`` order). Nothing here assumes an up axis:
+recordings made by PhysX's samples are Y-up with Z forward, simcore's default is Z-up with X
+forward, and the viewer learns which from the recording itself (see :mod:`viewer.model.topdown`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+AXIS_LETTERS = "XYZ"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A signed coordinate axis: ``index`` 0/1/2 for X/Y/Z and ``sign`` +1 or -1."""
+
+    index: int
+    sign: int = 1
+
+    def __post_init__(self) -> None:
+        if self.index not in (0, 1, 2) or self.sign not in (1, -1):
+            raise ValueError(f"bad axis ({self.index}, {self.sign}): index 0..2 and sign ±1 expected")
+
+    @property
+    def vector(self) -> np.ndarray:
+        v = np.zeros(3)
+        v[self.index] = self.sign
+        return v
+
+    def __str__(self) -> str:
+        return ("+" if self.sign > 0 else "-") + AXIS_LETTERS[self.index]
+
+
+def axis_from_name(name: object) -> Axis | None:
+    """An axis from a recorded name such as ``"ePosY"`` / ``"eNegZ"`` (PxVehicleAxes), ``"+z"``,
+    ``"y"``; None when the text names no axis."""
+    if not isinstance(name, str):
+        return None
+    t = name.strip().lower()
+    if t.startswith("e"):
+        t = t[1:]
+    sign = 1
+    if t.startswith(("pos", "+")):
+        t = t[3:] if t.startswith("pos") else t[1:]
+    elif t.startswith(("neg", "-")):
+        sign = -1
+        t = t[3:] if t.startswith("neg") else t[1:]
+    if len(t) == 1 and t in "xyz":
+        return Axis("xyz".index(t), sign)
+    return None
+
+
+def dominant_axis(vec: np.ndarray) -> Axis | None:
+    """The signed axis closest to a direction (None for a zero or non-finite vector)."""
+    v = np.asarray(vec, np.float64).reshape(-1)[:3]
+    if len(v) < 3 or not np.all(np.isfinite(v)) or not np.any(v):
+        return None
+    i = int(np.argmax(np.abs(v)))
+    return Axis(i, 1 if v[i] > 0 else -1)
+
+
+def normalized_quats(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unit quaternions ``(..., 4)`` and a mask of the valid ones (a zero or non-finite
+    quaternion — e.g. a state recorded before the first step — is invalid and becomes identity)."""
+    q = np.asarray(q, np.float64)
+    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    valid = (norm[..., 0] > 1e-6) & np.all(np.isfinite(q), axis=-1)
+    out = np.where(valid[..., None], q / np.where(norm > 1e-6, norm, 1.0), np.array([0.0, 0.0, 0.0, 1.0]))
+    return out, valid
+
+
+def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors ``v (..., 3)`` by unit quaternions ``q (..., 4)`` (broadcasting)."""
+    q = np.asarray(q, np.float64)
+    v = np.asarray(v, np.float64)
+    u = q[..., :3]
+    w = q[..., 3:4]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a ⊗ b`` (rotate by ``b`` first, then ``a``)."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    ax, ay, az, aw = np.moveaxis(a, -1, 0)
+    bx, by, bz, bw = np.moveaxis(b, -1, 0)
+    return np.stack([
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ], axis=-1)
+
+
+@dataclass(frozen=True)
+class GroundPlane:
+    """How world positions map onto the top-down view: ``up`` is the world's vertical axis,
+    ``u`` / ``v`` the screen's right / up directions, chosen so that ``u × v = up`` (a view from
+    above, not a mirror image). ``source`` says how ``up`` was found."""
+
+    up: Axis
+    source: str
+
+    @property
+    def u(self) -> Axis:
+        return Axis((self.up.index + 1) % 3, 1)
+
+    @property
+    def v(self) -> Axis:
+        return Axis((self.up.index + 2) % 3, self.up.sign)
+
+    def project(self, points: np.ndarray) -> np.ndarray:
+        """World points ``(..., 3)`` → view coordinates ``(..., 2)``."""
+        p = np.asarray(points, np.float64)
+        return np.stack([p[..., self.u.index] * self.u.sign, p[..., self.v.index] * self.v.sign], axis=-1)
+
+    def height(self, points: np.ndarray) -> np.ndarray:
+        """Height of world points above the origin along ``up``."""
+        return np.asarray(points, np.float64)[..., self.up.index] * self.up.sign
+
+
+@dataclass(frozen=True)
+class BodyAxes:
+    """A vehicle's own frame: forward (``lng``), left (``lat``) and up (``vrt``) axes in the
+    rigid-body frame, with where they came from."""
+
+    lng: Axis
+    lat: Axis
+    vrt: Axis
+    source: str

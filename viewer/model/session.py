@@ -1,0 +1,240 @@
+"""One open recording and everything the viewer derives from it once.
+
+Opening is the only slow step (tokenizing and indexing the file, walking the vehicle graph), so
+:meth:`RecordingSession.open` reports progress through a callback and is meant to run on a worker
+thread; afterwards every query is a binary search or a cached array.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from pvdkit.recording import Object, Recording
+from pvdkit.types import PvdError
+from viewer.model.geometry import GroundPlane
+from viewer.model.timeline import TimeBase, detect_timebase
+from viewer.model.vehicles import Vehicle, Wheel, find_vehicles, vehicle_of
+
+#: ``progress(fraction or None, text)``; None = indeterminate (a step of unknown length).
+ProgressCallback = Callable[[float | None, str], None]
+
+
+def _no_progress(fraction: float | None, text: str) -> None:
+    return None
+
+
+class RecordingSession:
+    """A recording plus what the viewer derives from it: time base, vehicles, object lookup.
+
+    Build with :meth:`open` (a path) or from an open :class:`~pvdkit.recording.Recording`.
+    """
+
+    def __init__(self, recording: Recording, path: str | None = None, *, up_axis: str = "auto",
+                 progress: ProgressCallback = _no_progress) -> None:
+        self.recording = recording
+        self.path = path or recording.source_name
+        self.up_axis = up_axis
+        progress(0.7, "time base")
+        self.timebase: TimeBase = detect_timebase(recording)
+        progress(0.75, "vehicles")
+        self.vehicles: list[Vehicle] = find_vehicles(recording)
+        progress(0.95, "ground plane")
+        _ = self.ground
+        self.open_seconds = 0.0
+        progress(1.0, "ready")
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, up_axis: str = "auto",
+             progress: ProgressCallback | None = None) -> RecordingSession:
+        """Open and index a ``.ovd`` or ``.h5`` file. Raises :class:`PvdError` with a readable
+        message for a missing, unreadable or foreign file."""
+        report = progress or _no_progress
+        name = os.fspath(path)
+        if not os.path.exists(name):
+            raise PvdError(f"{name}: no such file")
+        if os.path.isdir(name):
+            raise PvdError(f"{name}: is a directory, expected an .ovd or .h5 recording")
+        t0 = time.perf_counter()
+        size = os.path.getsize(name)
+        report(None, f"indexing {os.path.basename(name)} ({size / 1e6:.1f} MB)")
+        rec = Recording.open(name)
+        session = cls(rec, name, up_axis=up_axis, progress=report)
+        session.open_seconds = time.perf_counter() - t0
+        return session
+
+    # ------------------------------------------------------------------ derived data
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    @property
+    def n_frames(self) -> int:
+        return len(self.recording.frames)
+
+    @cached_property
+    def ground(self) -> GroundPlane:
+        """The ground plane of the top-down view (see :func:`viewer.model.topdown.detect_ground`)."""
+        from viewer.model.topdown import detect_ground
+
+        return detect_ground(self, self.up_axis)
+
+    def set_up_axis(self, setting: str) -> None:
+        """Change the up-axis setting ("auto", "x", "+y", "-z" …); ValueError for other text."""
+        from viewer.model.topdown import detect_ground
+
+        detect_ground(self, setting)  # validates before anything changes
+        self.up_axis = setting
+        self.__dict__.pop("ground", None)
+
+    def vehicle_of(self, obj: Object | None) -> tuple[Vehicle | None, Wheel | None]:
+        """The vehicle (and wheel) an object belongs to; (None, None) outside every vehicle."""
+        if obj is None:
+            return None, None
+        return vehicle_of(self.vehicles, obj)
+
+    def vehicle_named(self, name: str) -> Vehicle | None:
+        for v in self.vehicles:
+            if v.name == name:
+                return v
+        return None
+
+    def find(self, name_or_handle: str, frame: int | None = None) -> Object:
+        """An object by vehicle name, object name or handle (decimal or 0x…); a vehicle name gives
+        the vehicle object. Raises :class:`PvdError` naming what exists when nothing matches."""
+        v = self.vehicle_named(name_or_handle)
+        if v is not None:
+            return v.obj
+        try:
+            return self.recording.find_object(name_or_handle, frame)
+        except PvdError:
+            names = ", ".join(v.name for v in self.vehicles[:8])
+            hint = f" (vehicles: {names})" if names else ""
+            raise PvdError(f"{self.name}: no vehicle or object named {name_or_handle!r}{hint}") from None
+
+    def describe(self, obj: Object) -> str:
+        """One-line description: class, name, handle and, for vehicle parts, whose part it is."""
+        cname = obj.cls.name if obj.cls else "implicit object"
+        text = f"{cname} {obj.name!r} 0x{obj.handle:x}" if obj.name else f"{cname} 0x{obj.handle:x}"
+        v, w = self.vehicle_of(obj)
+        if v is not None and v.obj is not obj:
+            text += f" — {w.label + ' of ' if w else ''}{v.name}"
+        elif v is not None:
+            text += f" — vehicle {v.name}"
+        return text
+
+    def close(self) -> None:
+        self.recording.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Object tree
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class TreeNode:
+    """A row of the object tree: sections, vehicles, wheels, classes and objects.
+
+    ``kind`` is one of ``section``, ``vehicle``, ``wheel``, ``group``, ``class``, ``object`` or
+    ``more`` (a row standing for ``hidden`` rows not listed, to keep the tree small).
+    """
+
+    label: str
+    kind: str
+    obj: Object | None = None
+    handle: str = ""
+    lifetime: str = ""
+    count: int = 0
+    hidden: int = 0
+    children: list[TreeNode] = field(default_factory=list)
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+
+def lifetime_text(obj: Object) -> str:
+    """``"0–24"``, ``"start–…"`` (created before the first frame, never destroyed) …"""
+    a = "start" if obj.created < 0 else str(obj.created)
+    b = "…" if obj.destroyed is None else str(obj.destroyed)
+    return f"{a}–{b}"
+
+
+def object_node(obj: Object, label: str | None = None) -> TreeNode:
+    cname = obj.cls.name if obj.cls else "?"
+    return TreeNode(label or obj.name or f"({cname})", "object", obj, f"0x{obj.handle:x}", lifetime_text(obj))
+
+
+def _matches(obj: Object, needle: str) -> bool:
+    if not needle:
+        return True
+    if needle in obj.name.lower():
+        return True
+    if obj.cls is not None and needle in obj.cls.name.lower():
+        return True
+    h = obj.handle
+    return needle in f"0x{h:x}" or needle == str(h)
+
+
+def object_tree(session: RecordingSession, text: str = "", max_children: int = 500) -> list[TreeNode]:
+    """The object tree, filtered by ``text`` (case-insensitive substring of a vehicle name, wheel
+    label, class name, object name or handle): a "Vehicles" section (vehicle → vehicle parts and
+    one node per wheel → that wheel's objects) and a "Classes" section (class → objects).
+    At most ``max_children`` objects are listed under one node; a ``more`` row counts the rest.
+    """
+    needle = text.strip().lower()
+    roots: list[TreeNode] = []
+    if session.vehicles:
+        section = TreeNode("Vehicles", "section")
+        for v in session.vehicles:
+            v_all = not needle or needle in v.name.lower()
+            vn = TreeNode(v.name, "vehicle", v.obj, f"0x{v.obj.handle:x}", lifetime_text(v.obj))
+            body = TreeNode("chassis & drivetrain", "group")
+            for cname in sorted(v.parts):
+                for o in v.parts[cname]:
+                    if v_all or _matches(o, needle):
+                        body.children.append(object_node(o))
+            if body.children:
+                vn.children.append(body)
+            for w in v.wheels:
+                w_all = v_all or needle in w.label.lower()
+                wn = TreeNode(w.label, "wheel", w.root, f"0x{w.root.handle:x}", lifetime_text(w.root))
+                for cname in sorted(w.parts):
+                    for o in w.parts[cname]:
+                        if w_all or _matches(o, needle):
+                            wn.children.append(object_node(o))
+                if wn.children:
+                    vn.children.append(wn)
+            if v_all or vn.children or _matches(v.obj, needle):
+                vn.count = len(v.wheels)
+                section.children.append(vn)
+        if section.children:
+            section.count = len(section.children)
+            roots.append(section)
+    classes = TreeNode("Classes", "section")
+    by_class: dict[str, list[Object]] = {}
+    for o in session.recording.objects:
+        by_class.setdefault(o.cls.name if o.cls else "(implicit objects)", []).append(o)
+    for cname in sorted(by_class, key=str.lower):
+        objs = by_class[cname]
+        if needle and needle not in cname.lower():
+            objs = [o for o in objs if _matches(o, needle)]
+            if not objs:
+                continue
+        cn = TreeNode(cname, "class", count=len(objs))
+        cn.children = [object_node(o) for o in objs[:max_children]]
+        if len(objs) > max_children:
+            cn.hidden = len(objs) - max_children
+            cn.children.append(TreeNode(f"… {cn.hidden} more (type in the filter to narrow)", "more",
+                                        hidden=cn.hidden))
+        classes.children.append(cn)
+    classes.count = len(classes.children)
+    if classes.children:
+        roots.append(classes)
+    return roots

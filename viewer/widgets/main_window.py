@@ -1,0 +1,374 @@
+"""The main window: docks for objects, properties, top-down view and messages around the plots,
+the timeline along the bottom, menus, recent files, drag and drop, background loading."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QToolBar,
+    QWidget,
+)
+
+from viewer.model.session import RecordingSession
+from viewer.model.workspace import RecentFiles, Workspace
+from viewer.widgets import theme
+from viewer.widgets.loader import RecordingLoader
+from viewer.widgets.messages import MessagesPanel
+from viewer.widgets.object_tree import ObjectTree
+from viewer.widgets.plots import PlotStack
+from viewer.widgets.property_view import PropertyView
+from viewer.widgets.timeline_bar import TimelineBar
+from viewer.widgets.topdown import TopDownView
+
+RECORDING_FILTER = "Recordings (*.ovd *.h5 *.hdf5);;All files (*)"
+RECORDING_EXTENSIONS = (".ovd", ".h5", ".hdf5")
+
+
+class MainWindow(QMainWindow):
+    """The viewer window over one :class:`~viewer.model.workspace.Workspace`.
+
+    ``settings`` stores recent files and the window layout (default: the user's
+    ``pvdkit/viewer`` settings; tests and headless renders pass a throw-away one).
+    """
+
+    def __init__(self, workspace: Workspace | None = None, settings: QSettings | None = None,
+                 up_axis: str = "auto", sync: str = "frame") -> None:
+        super().__init__()
+        self.sync = sync
+        self.workspace = workspace or Workspace()
+        self.settings = settings if settings is not None else QSettings("pvdkit", "viewer")
+        self.up_axis = up_axis
+        self.recent = RecentFiles(self._stored_recent())
+        self._loaders: list[RecordingLoader] = []
+        self._pending_compare: str | None = None
+        self.error_box: QMessageBox | None = None
+        self.setWindowTitle("pvdkit viewer")
+        self.setAcceptDrops(True)
+        self.setDockNestingEnabled(True)
+
+        ws = self.workspace
+        self.plots = PlotStack(ws)
+        self.setCentralWidget(self.plots)
+        self.objects = ObjectTree(ws)
+        self.properties = PropertyView(ws)
+        self.topdown = TopDownView(ws)
+        self.messages = MessagesPanel(ws)
+        self.timeline = TimelineBar(ws)
+        left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
+        self.objects_dock = self._dock("Objects", self.objects, left)
+        self.properties_dock = self._dock("Properties", self.properties, right)
+        self.topdown_dock = self._dock("Top-down", self.topdown, right)
+        self.messages_dock = self._dock("Messages", self.messages, right)
+        self.splitDockWidget(self.properties_dock, self.topdown_dock, Qt.Orientation.Vertical)
+        self.tabifyDockWidget(self.topdown_dock, self.messages_dock)
+        self.topdown_dock.raise_()
+        bar = QToolBar("Timeline")
+        bar.setObjectName("timeline")
+        bar.setMovable(False)
+        bar.addWidget(self.timeline)
+        self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, bar)
+
+        self.status_label = QLabel("Open a recording: File ▸ Open, or drop a .ovd / .h5 file here")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(260)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+
+        self._build_menus()
+        self.properties.status.connect(self.show_status)
+        ws.session_changed.connect(self._on_session)
+        ws.comparison_changed.connect(lambda _c: self._update_title())
+        self.resize(1600, 1000)
+        self.resizeDocks([self.objects_dock, self.properties_dock], [340, 470], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.properties_dock, self.topdown_dock], [560, 360], Qt.Orientation.Vertical)
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        d = QDockWidget(title, self)
+        d.setObjectName(title.lower())
+        d.setWidget(widget)
+        d.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                      | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                      | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(area, d)
+        return d
+
+    # ------------------------------------------------------------------ menus and keys
+
+    def _action(self, menu, text: str, slot,
+                shortcut: str | QKeySequence.StandardKey | None = None) -> QAction:
+        act = QAction(text, self)
+        if shortcut is not None:
+            act.setShortcut(QKeySequence(shortcut))
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        act.triggered.connect(slot)
+        menu.addAction(act)
+        self.addAction(act)
+        return act
+
+    def _build_menus(self) -> None:
+        ws = self.workspace
+        tl = ws.timeline
+        m = self.menuBar().addMenu("&File")
+        self._action(m, "&Open…", self._open_dialog, QKeySequence.StandardKey.Open)
+        self._action(m, "&Compare with…", lambda: self._open_dialog(compare=True), "Ctrl+Shift+O")
+        self.stop_compare_action = self._action(m, "Stop comparing", lambda: ws.set_comparison(None))
+        self.recent_menu = m.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        m.addSeparator()
+        self._action(m, "Save &screenshot…", self._screenshot_dialog, "Ctrl+Shift+S")
+        m.addSeparator()
+        self._action(m, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        g = self.menuBar().addMenu("&Go")
+        self._action(g, "Play / pause", tl.toggle, "Space")
+        self._action(g, "Next frame", lambda: tl.step(1), "Right")
+        self._action(g, "Previous frame", lambda: tl.step(-1), "Left")
+        self._action(g, "10 frames forward", lambda: tl.step(10), "Shift+Right")
+        self._action(g, "10 frames back", lambda: tl.step(-10), "Shift+Left")
+        self._action(g, "First frame", tl.home, "Home")
+        self._action(g, "Last frame", tl.end, "End")
+        self._action(g, "Jump to frame or time…", self._focus_jump, "Ctrl+G")
+        g.addSeparator()
+        self.back_action = self._action(g, "Back", ws.selection.back, "Alt+Left")
+        self.forward_action = self._action(g, "Forward", ws.selection.forward, "Alt+Right")
+        self._action(g, "Find object…", self._focus_filter, QKeySequence.StandardKey.Find)
+
+        v = self.menuBar().addMenu("&View")
+        for dock in (self.objects_dock, self.properties_dock, self.topdown_dock, self.messages_dock):
+            v.addAction(dock.toggleViewAction())
+        up = v.addMenu("Top-down up axis")
+        for label, value in (("auto (from the recording)", "auto"), ("+X", "+x"), ("+Y", "+y"), ("+Z", "+z")):
+            act = QAction(label, self)
+            act.setCheckable(True)
+            act.setChecked(value == self.up_axis)
+            act.triggered.connect(lambda _c=False, val=value: self.set_up_axis(val))
+            up.addAction(act)
+        self._up_actions = up.actions()
+
+        h = self.menuBar().addMenu("&Help")
+        self._action(h, "Keyboard shortcuts", self._show_keys)
+
+    def _focus_jump(self) -> None:
+        self.timeline.jump.setFocus()
+        self.timeline.jump.selectAll()
+
+    def _focus_filter(self) -> None:
+        self.objects_dock.show()
+        self.objects.filter.setFocus()
+        self.objects.filter.selectAll()
+
+    def _show_keys(self) -> None:
+        QMessageBox.information(self, "Keyboard shortcuts", (
+            "Space  play / pause\n←/→  previous / next frame (Shift: 10 frames)\n"
+            "Home / End  first / last frame\n"
+            "Ctrl+G  jump to a frame or time (120, 1.5s, 250ms)\nAlt+←/→  back / forward through selections\n"
+            "Ctrl+F  filter objects\nCtrl+O  open · Ctrl+Shift+O  compare with a second recording\n\n"
+            "Plots: drag to pan, wheel to zoom, click to seek, drag the cursor line to scrub."))
+
+    def set_up_axis(self, value: str) -> None:
+        """Choose the top-down view's up axis ("auto" reads it from the recording)."""
+        self.up_axis = value
+        for act in self._up_actions:
+            act.setChecked(act.text().lower().startswith(value.lstrip("+")) if value != "auto"
+                           else act.text().startswith("auto"))
+        self.workspace.set_up_axis(value)
+
+    # ------------------------------------------------------------------ opening
+
+    def _stored_recent(self) -> list[str]:
+        v = self.settings.value("recentFiles", [])
+        if isinstance(v, str):
+            return [v]
+        return [str(p) for p in v] if v else []
+
+    def _remember(self, path: str) -> None:
+        self.recent.add(path)
+        self.settings.setValue("recentFiles", self.recent.paths)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        paths = self.recent.existing()
+        if not paths:
+            act = self.recent_menu.addAction("(none)")
+            act.setEnabled(False)
+        for p in paths:
+            act = self.recent_menu.addAction(os.path.basename(p))
+            act.setToolTip(p)
+            act.setStatusTip(p)
+            act.triggered.connect(lambda _c=False, path=p: self.open_file(path))
+
+    def _open_dialog(self, compare: bool = False) -> None:
+        start = os.path.dirname(self.recent.paths[0]) if self.recent.paths else os.getcwd()
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with" if compare else "Open recording",
+                                              start, RECORDING_FILTER)
+        if path:
+            self.open_file(path, compare=compare)
+
+    def open_file(self, path: str, *, compare: bool = False, wait: bool = False) -> RecordingLoader | None:
+        """Open ``path`` (as the comparison recording with ``compare``) on a worker thread.
+
+        ``wait=True`` opens it on this thread and returns when it is shown (scripts, headless
+        rendering, tests); errors are then raised as :class:`~pvdkit.types.PvdError`.
+        """
+        if compare and self.workspace.session is None:
+            if self._loaders:
+                self._pending_compare = path
+                return None
+            compare = False
+        if wait:
+            session = RecordingSession.open(path, up_axis=self.up_axis)
+            self._loaded(session, path, compare)
+            return None
+        loader = RecordingLoader(path, self.up_axis, self)
+        loader.progress.connect(self._on_progress)
+        loader.loaded.connect(lambda s: self._finish(loader, s, path, compare))
+        loader.failed.connect(lambda msg: self._failed(loader, msg, path))
+        self._loaders.append(loader)
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("")
+        self.progress.show()
+        self.show_status(f"Opening {path} …")
+        loader.start()
+        return loader
+
+    def _on_progress(self, fraction: float, text: str) -> None:
+        if fraction < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(int(fraction * 100))
+        self.progress.setFormat(text)
+        self.status_label.setText(text)
+
+    def _finish(self, loader: RecordingLoader, session: RecordingSession, path: str, compare: bool) -> None:
+        self._loaders.remove(loader)
+        if not self._loaders:
+            self.progress.hide()
+        self._loaded(session, path, compare)
+        if self._pending_compare and not compare:
+            p, self._pending_compare = self._pending_compare, None
+            self.open_file(p, compare=True)
+
+    def _failed(self, loader: RecordingLoader, message: str, path: str) -> None:
+        self._loaders.remove(loader)
+        if not self._loaders:
+            self.progress.hide()
+        self.recent.remove(path)
+        self.settings.setValue("recentFiles", self.recent.paths)
+        first = message.splitlines()[0]
+        self.show_status(first, error=True)
+        if self.isVisible():
+            # Not exec(): a modal loop here would stall scripts and tests waiting for the load.
+            box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open recording", first, parent=self)
+            if message != first:
+                box.setDetailedText(message)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
+            self.error_box = box
+
+    def _loaded(self, session: RecordingSession, path: str, compare: bool) -> None:
+        self._remember(path)
+        if compare:
+            self.workspace.set_comparison(session, self.sync)
+            self.show_status(f"Comparing with {session.name} ({session.n_frames} frames, opened in "
+                             f"{session.open_seconds:.2f} s)")
+        else:
+            self.workspace.set_session(session)
+
+    def wait_for_loaders(self) -> None:
+        """Block until every background load finished and was shown (tests, scripts)."""
+        from PySide6.QtWidgets import QApplication
+
+        while self._loaders:
+            for ld in list(self._loaders):
+                ld.wait(50)
+            QApplication.processEvents()
+
+    # ------------------------------------------------------------------ session shown
+
+    def _on_session(self, session: RecordingSession | None) -> None:
+        self._update_title()
+        if session is None:
+            return
+        rec = session.recording
+        tb = session.timebase
+        self.show_status(
+            f"{session.name} · {session.n_frames} frames · {len(rec.objects)} objects · "
+            f"{len(session.vehicles)} vehicle{'s' if len(session.vehicles) != 1 else ''} · time: {tb.source}"
+            f" · opened in {session.open_seconds:.2f} s")
+        if session.vehicles:
+            self.workspace.select(session.vehicles[0].obj)
+
+    def _update_title(self) -> None:
+        ws = self.workspace
+        title = "pvdkit viewer"
+        if ws.session is not None:
+            title = f"{ws.session.name} — {title}"
+        if ws.comparison is not None:
+            title = f"{ws.session.name} vs {ws.comparison.b.name} — pvdkit viewer"
+        self.setWindowTitle(title)
+        self.stop_compare_action.setEnabled(ws.comparison is not None)
+
+    def show_status(self, text: str, error: bool = False) -> None:
+        self.status_label.setStyleSheet(f"color: {theme.ERROR}" if error else "")
+        self.status_label.setText(text)
+
+    # ------------------------------------------------------------------ screenshots
+
+    def save_screenshot(self, path: str) -> None:
+        """Render the window into an image file (format from the extension)."""
+        img = self.grab()
+        if not img.save(path):
+            from pvdkit.types import PvdError
+
+            raise PvdError(f"cannot write screenshot {path} (unknown image format or unwritable)")
+
+    def _screenshot_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "viewer.png", "PNG images (*.png)")
+        if path:
+            self.save_screenshot(path)
+
+    # ------------------------------------------------------------------ drag and drop, close
+
+    @staticmethod
+    def _paths(ev) -> list[str]:
+        md = ev.mimeData()
+        if not md.hasUrls():
+            return []
+        return [u.toLocalFile() for u in md.urls()
+                if u.isLocalFile() and u.toLocalFile().lower().endswith(RECORDING_EXTENSIONS)]
+
+    def dragEnterEvent(self, ev) -> None:
+        if self._paths(ev):
+            ev.acceptProposedAction()
+        else:
+            ev.ignore()
+
+    def dropEvent(self, ev) -> None:
+        paths = self._paths(ev)
+        if not paths:
+            ev.ignore()
+            return
+        ev.acceptProposedAction()
+        ctrl = bool(ev.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        compare = ctrl and self.workspace.session is not None
+        self.open_file(paths[0], compare=compare)
+        if len(paths) > 1:
+            self.open_file(paths[1], compare=True)
+
+    def closeEvent(self, ev) -> None:
+        for ld in list(self._loaders):
+            ld.wait()
+        self.settings.setValue("recentFiles", self.recent.paths)
+        super().closeEvent(ev)
