@@ -1,0 +1,298 @@
+"""Input and output files of every pvdkit command: one rule for each, in one place.
+
+Why one module: each command used to check its inputs and write its outputs its own way, so a
+missing folder was an error for one command and silently created by another, and a failure
+half-way (disk full, interrupted) left a truncated file under the target's name. The rules:
+
+* **inputs** — :func:`require_input`: the file must exist and be a regular file; otherwise
+  one :class:`~pvdkit.types.PvdError` line names it (``"x.ovd: no such file"``).
+* **outputs** — :func:`check_output`: the parent folder must exist (``output 'x/y.h5': folder
+  'x' does not exist``); a missing folder is never created, except the default
+  ``recordings/`` folder of ``pvdkit record``. A folder *output* (``--plots DIR``) is created
+  itself, but its parent must exist too (:func:`output_folder`).
+* **atomic replace** — :func:`replacing` / :func:`atomic_open` / :func:`write_bytes` /
+  :func:`write_text` write to a temporary file beside the target (same folder, so the rename
+  stays on one file system) and :func:`os.replace` it into place only when the whole file was
+  written and synced. On any failure the temporary file is removed and the target is left as
+  it was; an :class:`OSError` becomes one line: ``disk full writing FILE`` for ``ENOSPC`` /
+  ``EDQUOT``, else ``cannot write FILE: <reason>``.
+* **free space** — :func:`require_free_space`, for writers that cannot survive a full disk.
+* **same file** — :func:`same_file` compares by device and inode (through symbolic and hard
+  links), so ``convert a.ovd link.h5`` with ``link.h5 -> a.ovd`` is refused before anything
+  is overwritten.
+
+The target of a symbolic link is written through the link (the link stays a link).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from pvdkit.types import PvdError
+
+__all__ = [
+    "RECORDING",
+    "atomic_open",
+    "check_output",
+    "free_bytes",
+    "os_error_message",
+    "output_folder",
+    "replacing",
+    "require_free_space",
+    "require_input",
+    "same_file",
+    "temp_file_beside",
+    "write_bytes",
+    "write_text",
+]
+
+#: What a recording input is, for :func:`require_input` messages.
+RECORDING = "an .ovd or .h5 recording"
+
+_DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+def require_input(path: str | os.PathLike, expected: str = RECORDING, label: str = "") -> str:
+    """``path`` as ``str`` if it names an existing regular file; else :class:`PvdError`.
+
+    ``expected`` says what the file should be (in the directory / device messages); ``label``
+    prefixes the message (``"A"`` → ``"A: x.ovd: no such file"``).
+    """
+    p = os.fspath(path)
+    head = f"{label}: {p}" if label else p
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        if os.path.islink(p):
+            raise PvdError(f"{head}: broken symbolic link (its target does not exist)") from None
+        raise PvdError(f"{head}: no such file") from None
+    except NotADirectoryError:
+        raise PvdError(f"{head}: no such file (a part of the path is not a folder)") from None
+    except OSError as exc:
+        raise PvdError(f"{head}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise PvdError(f"{head}: is a directory, expected {expected}")
+    if not stat.S_ISREG(st.st_mode):
+        raise PvdError(f"{head}: is not a regular file (a device, pipe or socket), expected {expected}")
+    return p
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """True when ``a`` and ``b`` are the same file (same device and inode: through symbolic
+    and hard links); False when either does not exist."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# Output paths
+# --------------------------------------------------------------------------------------------
+
+
+def check_output(path: str | os.PathLike, what: str = "output") -> Path:
+    """``path`` as a :class:`Path` if a file can be created there: its folder exists and the
+    path is not a folder. :class:`PvdError` otherwise, e.g. ``output 'x/y.h5': folder 'x'
+    does not exist``. ``what`` names the output (``"--junit"``, ``"--screenshot"`` …)."""
+    p = Path(path)
+    shown = str(p)
+    if str(path) == "" or p.name in ("", ".", ".."):
+        raise PvdError(f"{what} {shown!r}: expected a file name")
+    target = _resolved(p)
+    if target.is_dir():
+        raise PvdError(f"{what} {shown!r}: is a folder, expected a file name")
+    _check_parent(target.parent, what, shown)
+    return p
+
+
+def output_folder(path: str | os.PathLike, what: str = "output folder", *, create: bool = True) -> Path:
+    """The folder ``path``, created if missing (never its parents) unless ``create`` is False
+    (then only checked, e.g. before a long computation); :class:`PvdError` if its parent
+    folder does not exist or ``path`` is a file."""
+    p = Path(path)
+    shown = str(p)
+    if str(path) == "":
+        raise PvdError(f"{what} '': expected a folder name")
+    if p.exists() and not p.is_dir():
+        raise PvdError(f"{what} {shown!r}: is a file, expected a folder")
+    if not p.is_dir():
+        _check_parent(Path(os.path.abspath(p)).parent, what, shown)
+        if create:
+            try:
+                p.mkdir()
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                reason = exc.strerror or exc
+                raise PvdError(f"{what} {shown!r}: cannot create the folder ({reason})") from None
+    return p
+
+
+def _check_parent(parent: Path, what: str, shown: str) -> None:
+    if not parent.exists():
+        raise PvdError(f"{what} {shown!r}: folder {_shown_parent(shown, parent)!r} does not exist")
+    if not parent.is_dir():
+        raise PvdError(f"{what} {shown!r}: {_shown_parent(shown, parent)!r} is not a folder")
+
+
+def _shown_parent(shown: str, parent: Path) -> str:
+    """The parent folder as the user wrote it (``x`` for ``x/y.h5``), else the resolved one."""
+    given = os.path.dirname(shown)
+    return given if given else str(parent)
+
+
+def _resolved(p: Path) -> Path:
+    """The file a write to ``p`` should replace: the final target of a symbolic link."""
+    return Path(os.path.realpath(p)) if p.is_symlink() else p
+
+
+def free_bytes(path: str | os.PathLike) -> int | None:
+    """Bytes an unprivileged writer can still put on the file system of ``path`` (a file to be
+    written, or a folder); None where that cannot be known (no ``statvfs``)."""
+    p = os.path.realpath(path)
+    folder = p if os.path.isdir(p) else os.path.dirname(p) or "."
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def require_free_space(path: str | os.PathLike, needed: int, why: str) -> None:
+    """Refuse with ``disk full writing PATH: …`` when the file system of ``path`` has fewer than
+    ``needed`` free bytes — for writers that cannot survive a full disk (HDF5). ``why`` says
+    where ``needed`` comes from, for the message."""
+    free = free_bytes(path)
+    if free is not None and free < needed:
+        raise PvdError(f"disk full writing {os.fspath(path)}: {why} needs up to {_mib(needed)} free, "
+                       f"its file system has {_mib(free)}")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic writes
+# --------------------------------------------------------------------------------------------
+
+
+def os_error_message(exc: OSError, target: str | os.PathLike, temp: str | None = None) -> str:
+    """One line for an :class:`OSError` met while writing ``target`` (``temp`` is the temporary
+    file standing in for it): ``disk full writing FILE`` or ``cannot write FILE: reason``; an
+    error about another file (an input) names that file instead."""
+    t = os.fspath(target)
+    if exc.errno in _DISK_FULL:
+        return f"disk full writing {t}"
+    reason = exc.strerror or str(exc)
+    name = exc.filename if isinstance(exc.filename, str) else None
+    if name and name != temp and os.path.abspath(name) != os.path.abspath(t):
+        return f"{name}: {reason}"
+    return f"cannot write {t}: {reason}"
+
+
+@contextmanager
+def replacing(path: str | os.PathLike, what: str = "output") -> Iterator[str]:
+    """Yield the path of a new, empty temporary file beside ``path`` (same extension, so
+    format-by-suffix writers such as Qt's image writer still work); when the block ends
+    normally, sync it and rename it onto ``path``. Any exception removes the temporary file
+    and leaves ``path`` untouched; an :class:`OSError` is re-raised as one-line
+    :class:`PvdError` (see :func:`os_error_message`). Checks ``path`` with :func:`check_output`.
+    """
+    p = check_output(path, what)
+    target = _resolved(p)
+    tmp = _create_temp(target, str(p))
+    try:
+        yield tmp
+        _sync(tmp)
+        _copy_mode(target, tmp)
+        os.replace(tmp, target)
+    except OSError as exc:
+        _remove(tmp)
+        raise PvdError(os_error_message(exc, str(p), tmp)) from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "wb", *, encoding: str | None = None,
+                what: str = "output") -> Iterator[IO[Any]]:
+    """``open()`` for writing with :func:`replacing`'s guarantees: the file appears under
+    ``path`` complete, or not at all."""
+    if "r" in mode or "a" in mode or "+" in mode:
+        raise ValueError(f"atomic_open writes a new file; mode {mode!r} is not supported")
+    with replacing(path, what) as tmp, open(tmp, mode, encoding=encoding) as f:
+        yield f
+
+
+def write_bytes(path: str | os.PathLike, data: bytes | bytearray | memoryview, what: str = "output") -> None:
+    """Write ``data`` to ``path`` atomically (see :func:`replacing`)."""
+    with atomic_open(path, "wb", what=what) as f:
+        f.write(data)
+
+
+def write_text(path: str | os.PathLike, text: str, what: str = "output") -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`replacing`)."""
+    with atomic_open(path, "w", encoding="utf-8", what=what) as f:
+        f.write(text)
+
+
+def temp_file_beside(path: str | os.PathLike) -> str:
+    """Create a new, empty temporary file beside ``path`` (same folder, so ``os.replace`` onto
+    ``path`` is atomic; named ``.<name>.<random>.tmp<suffix>``) and return its path."""
+    p = Path(path)
+    return _create_temp(_resolved(p), str(p))
+
+
+def _create_temp(target: Path, shown: str) -> str:
+    """Create ``.<name>.<random>.tmp<suffix>`` beside ``target`` (mode from the umask)."""
+    folder = target.parent
+    for _ in range(100):
+        tmp = str(folder / f".{target.name}.{secrets.token_hex(4)}.tmp{target.suffix}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise PvdError(os_error_message(exc, shown, tmp)) from None
+        os.close(fd)
+        return tmp
+    raise PvdError(f"cannot write {shown}: no free temporary file name in {str(folder)!r}")
+
+
+def _sync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _copy_mode(target: Path, tmp: str) -> None:
+    """Keep the permission bits of a file being replaced."""
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return
+    os.chmod(tmp, mode)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass

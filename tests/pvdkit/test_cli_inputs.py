@@ -1,0 +1,336 @@
+"""Bad input and failing outputs of the ``pvdkit`` commands: one line naming the file, exit
+status 2, no traceback, and never a damaged or half-written file (``pvdkit.outputs``)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pvdkit import cli, outputs
+from pvdkit.types import PvdError
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_error_line(err: str, *parts: str) -> None:
+    """``err`` is exactly one ``… error: …`` line holding every one of ``parts``."""
+    assert err.count("\n") == 1 and " error: " in err and "Traceback" not in err, err
+    for p in parts:
+        assert p in err, (p, err)
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Temporary files of ``pvdkit.outputs`` left in ``folder``."""
+    return sorted(p.name for p in folder.iterdir() if ".tmp" in p.name)
+
+
+@pytest.fixture()
+def ovd(tmp_path) -> Path:
+    path = tmp_path / "a.ovd"
+    shutil.copyfile(FIXTURE, path)
+    return path
+
+
+# ------------------------------------------------------------------------------------------
+# convert: same file, links
+# ------------------------------------------------------------------------------------------
+
+
+def test_convert_onto_a_symlink_to_its_source_is_refused(capsys, ovd, tmp_path):
+    link = tmp_path / "link.h5"
+    link.symlink_to(ovd.name)
+    status, out, err = run(capsys, "convert", str(ovd), str(link))
+    assert status == 2 and out == ""
+    one_error_line(err, "same file")
+    assert ovd.read_bytes() == FIXTURE.read_bytes() and link.is_symlink()
+    assert leftovers(tmp_path) == []
+
+
+def test_convert_onto_a_hard_link_or_the_same_path_is_refused(capsys, ovd, tmp_path):
+    hard = tmp_path / "hard.ovd"
+    os.link(ovd, hard)
+    for dst in (hard, tmp_path / "." / "a.ovd"):
+        status, _, err = run(capsys, "convert", str(ovd), str(dst))
+        assert status == 2
+        one_error_line(err, "same file")
+    assert ovd.read_bytes() == FIXTURE.read_bytes()
+
+
+def test_convert_through_a_symlink_to_another_file_writes_that_file(capsys, ovd, tmp_path):
+    real = tmp_path / "real.h5"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.h5"
+    link.symlink_to(real.name)
+    assert run(capsys, "convert", str(ovd), str(link))[0] == 0
+    assert link.is_symlink() and real.read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_convert_replaces_an_existing_output_keeping_its_permissions(capsys, ovd, tmp_path):
+    h5 = tmp_path / "a.h5"
+    assert run(capsys, "convert", str(ovd), str(h5))[0] == 0
+    back = tmp_path / "back.ovd"
+    back.write_bytes(b"stale")
+    back.chmod(0o640)
+    assert run(capsys, "convert", str(h5), str(back))[0] == 0
+    assert back.read_bytes() == FIXTURE.read_bytes()
+    assert stat.S_IMODE(back.stat().st_mode) == 0o640
+    assert leftovers(tmp_path) == []
+
+
+# ------------------------------------------------------------------------------------------
+# Missing folders, missing inputs
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["convert", "{ovd}", "{tmp}/no/x.h5"], "output '{tmp}/no/x.h5': folder '{tmp}/no' does not exist"),
+    (["convert", "{ovd}", "{tmp}/no/x.ovd"], "folder '{tmp}/no' does not exist"),
+    (["convert", "{ovd}", "{tmp}/f.txt/x.ovd"], "'{tmp}/f.txt' is not a folder"),
+    (["diff", "{ovd}", "{ovd}", "--junit", "{tmp}/no/j.xml"], "--junit '{tmp}/no/j.xml': folder '{tmp}/no'"),
+    (["diff", "{ovd}", "{ovd}", "--json", "{tmp}/no/j.json"], "--json '{tmp}/no/j.json': folder '{tmp}/no'"),
+    (["diff", "{ovd}", "{ovd}", "--plots", "{tmp}/no/plots"], "--plots '{tmp}/no/plots': folder '{tmp}/no'"),
+    (["diff", "{ovd}", "{ovd}", "--junit", "{tmp}"], "is a folder, expected a file name"),
+    (["bicycle", "--plots", "{tmp}/no/plots"], "--plots '{tmp}/no/plots': folder '{tmp}/no' does not exist"),
+    (["bicycle", "--plots", "{tmp}/f.txt"], "is a file, expected a folder"),
+    (["bicycle", "--record", "{tmp}/no/b.h5"], "--record '{tmp}/no/b.h5': folder '{tmp}/no' does not exist"),
+])
+def test_a_missing_output_folder_is_an_error_everywhere(capsys, ovd, tmp_path, argv, message):
+    (tmp_path / "f.txt").write_text("a file")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    argv = [a.format(ovd=ovd, tmp=tmp_path) for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    one_error_line(err, message.format(tmp=tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing created
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["dump", "{tmp}"], "{tmp}: is a directory, expected an .ovd or .h5 recording"),
+    (["dump", "/dev/null"], "/dev/null: is not a regular file"),
+    (["dump", "{tmp}/gone.ovd"], "{tmp}/gone.ovd: no such file"),
+    (["dump", "{tmp}/dangling.ovd"], "{tmp}/dangling.ovd: broken symbolic link"),
+    (["info", "{tmp}/f.txt/x.ovd"], "no such file"),
+    (["convert", "{tmp}", "{tmp}/x.h5"], "{tmp}: is a directory"),
+    (["convert", "{tmp}/gone.ovd", "{tmp}/x.h5"], "{tmp}/gone.ovd: no such file"),
+    (["diff", "{tmp}/gone.ovd", "{ovd}"], "A: {tmp}/gone.ovd: no such file"),
+    (["diff", "{ovd}", "{tmp}"], "B: {tmp}: is a directory"),
+    (["diff", "{ovd}", "{tmp}/f.txt"], "B: {tmp}/f.txt: not an OmniPVD stream"),
+])
+def test_unusable_inputs_give_one_line_naming_the_file(capsys, ovd, tmp_path, argv, message):
+    (tmp_path / "f.txt").write_text("not a recording\n" * 10)
+    (tmp_path / "dangling.ovd").symlink_to("nowhere.ovd")
+    argv = [a.format(ovd=ovd, tmp=tmp_path) for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    one_error_line(err, message.format(tmp=tmp_path))
+
+
+def test_require_input_is_the_one_check(tmp_path):
+    with pytest.raises(PvdError, match=r"^A: .*x\.ovd: no such file$"):
+        outputs.require_input(tmp_path / "x.ovd", label="A")
+    f = tmp_path / "f.ovd"
+    f.write_bytes(b"x")
+    assert outputs.require_input(f) == str(f)
+
+
+# ------------------------------------------------------------------------------------------
+# Disk full and other I/O errors
+# ------------------------------------------------------------------------------------------
+
+
+def _enospc(*_args, **_kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_disk_full_while_writing_h5_leaves_no_file(capsys, ovd, tmp_path, monkeypatch):
+    import pvdkit.convert as convert_module
+
+    def write_h5_then_fill_the_disk(buf, table, target, **kwargs):
+        Path(target).write_bytes(b"\x89HDF\r\n\x1a\n" + b"half a file")
+        _enospc()
+
+    monkeypatch.setattr(convert_module, "write_h5", write_h5_then_fill_the_disk)
+    out = tmp_path / "out.h5"
+    status, _, err = run(capsys, "convert", str(ovd), str(out))
+    assert status == 2
+    one_error_line(err, f"disk full writing {out}")
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
+def test_disk_full_while_writing_ovd_keeps_the_old_file(capsys, ovd, tmp_path, monkeypatch):
+    h5 = tmp_path / "a.h5"
+    assert run(capsys, "convert", str(ovd), str(h5))[0] == 0
+    target = tmp_path / "back.ovd"
+    target.write_bytes(b"previous content")
+    real_open = open
+
+    class FullFile:
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, data):
+            self.f.write(bytes(data)[:100])
+            _enospc()
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    def full_open(path, mode="r", *args, **kwargs):
+        f = real_open(path, mode, *args, **kwargs)
+        return FullFile(f) if "w" in mode and ".tmp" in os.fspath(path) else f
+
+    monkeypatch.setattr("builtins.open", full_open)
+    status, _, err = run(capsys, "convert", str(h5), str(target))
+    monkeypatch.undo()
+    assert status == 2
+    one_error_line(err, f"disk full writing {target}")
+    assert target.read_bytes() == b"previous content" and leftovers(tmp_path) == []
+
+
+def test_other_io_errors_name_the_file(tmp_path, monkeypatch):
+    target = tmp_path / "r.xml"
+    with pytest.raises(PvdError, match=rf"^cannot write {target}: Input/output error$"):
+        with outputs.atomic_open(target, "w") as f:
+            f.write("x")
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+    assert not target.exists() and leftovers(tmp_path) == []
+
+
+def test_an_interrupted_write_leaves_nothing(tmp_path):
+    target = tmp_path / "r.json"
+    target.write_text("old")
+    with pytest.raises(KeyboardInterrupt), outputs.atomic_open(target, "w") as f:
+        f.write("new, but only half")
+        raise KeyboardInterrupt
+    assert target.read_text() == "old" and leftovers(tmp_path) == []
+
+
+@pytest.fixture()
+def tiny_disk(tmp_path) -> Iterator[Path]:
+    """A 64 KiB tmpfs (needs root and a kernel that lets the test mount; else skipped)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _convert_in_subprocess(*argv: str) -> subprocess.CompletedProcess:
+    # A separate process: were HDF5 to hit the full disk it would crash the interpreter.
+    return subprocess.run([sys.executable, "-m", "pvdkit", "convert", *argv], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_real_full_disk_h5_output(tiny_disk, ovd):
+    out = tiny_disk / "out.h5"
+    done = _convert_in_subprocess(str(ovd), str(out))
+    assert done.returncode == 2, done.stderr
+    one_error_line(done.stderr, f"disk full writing {out}")
+    assert list(tiny_disk.iterdir()) == []
+
+
+def test_real_full_disk_ovd_output(tiny_disk, ovd, tmp_path):
+    h5 = tmp_path / "a.h5"
+    assert _convert_in_subprocess(str(ovd), str(h5)).returncode == 0
+    out = tiny_disk / "back.ovd"
+    done = _convert_in_subprocess(str(h5), str(out))
+    assert done.returncode == 2, done.stderr
+    one_error_line(done.stderr, f"disk full writing {out}")
+    assert list(tiny_disk.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------------
+# diff
+# ------------------------------------------------------------------------------------------
+
+
+def test_diff_window_after_both_ends_is_an_error(capsys, ovd):
+    status, out, err = run(capsys, "diff", str(ovd), str(ovd), "--frames", "1000:2000")
+    assert status == 2 and out == ""
+    one_error_line(err, "--frames 1000:2000: the window starts after both recordings end",
+                   "A has 25 frames, B 25")
+    status, _, err = run(capsys, "diff", str(ovd), str(ovd), "--frames", "25")
+    assert status == 2 and "starts after both recordings end" in err
+
+
+def test_diff_window_running_past_the_end_is_cut_there(capsys, ovd):
+    status, out, _ = run(capsys, "diff", str(ovd), str(ovd), "--frames", "20:2000", "--quiet")
+    assert status == 0 and out.startswith("EQUAL")
+
+
+def test_diff_io_error_without_a_file_name_names_both_inputs(capsys, ovd, monkeypatch):
+    import pvdkit.diff.engine as engine
+
+    def failing(*_a, **_k):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(engine, "compare_files", failing)
+    status, _, err = run(capsys, "diff", str(ovd), str(ovd))
+    assert status == 2
+    one_error_line(err, f"cannot read {ovd} or {ovd}: Input/output error")
+
+
+def test_diff_bug_shows_its_traceback_but_exits_2(capsys, ovd, monkeypatch):
+    import pvdkit.diff.engine as engine
+
+    def buggy(*_a, **_k):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(engine, "compare_files", buggy)
+    status, _, err = run(capsys, "diff", str(ovd), str(ovd))
+    assert status == 2  # never 1 ("different") for a crash
+    assert "Traceback" in err and "KeyError: 'oops'" in err
+    assert err.rstrip().splitlines()[-1].startswith("pvdkit diff: error: internal error (KeyError")
+
+
+def test_diff_reports_are_written_whole(capsys, ovd, tmp_path):
+    j, x, plots = tmp_path / "d.json", tmp_path / "d.xml", tmp_path / "plots"
+    status, _, _ = run(capsys, "diff", str(ovd), str(ovd), "--json", str(j), "--junit", str(x),
+                       "--plots", str(plots), "--quiet")
+    assert status == 0 and j.read_text().startswith("{") and x.read_text().startswith("<?xml")
+    assert plots.is_dir() and leftovers(tmp_path) == []
+
+
+def test_h5_output_on_a_full_disk_is_one_line(capsys, ovd, tmp_path, monkeypatch):
+    # HDF5's failed write comes back as RuntimeError from h5py; the writer lets go of the file
+    # (it would crash the process when closed) and convert reports one line, leaving nothing.
+    from pvdkit.h5 import format as h5format
+
+    def full(self, *_a, **_k):
+        raise RuntimeError("Can't write data (file write failed: errno = 28, error message = "
+                           "'No space left on device')")
+
+    monkeypatch.setattr(h5format.H5Writer, "_append_batch", full)
+    out = tmp_path / "out.h5"
+    status, _, err = run(capsys, "convert", str(ovd), str(out))
+    assert status == 2
+    one_error_line(err, f"disk full writing {out}")
+    assert not out.exists() and leftovers(tmp_path) == []
