@@ -16,7 +16,9 @@ import math
 import sys
 from typing import Any, TextIO
 
+from pvdkit import outputs
 from pvdkit.types import PvdError
+from simcore.limits import MAX_DT, MAX_STEPS, MIN_DT
 
 #: One-line help of the subcommand.
 HELP = "linear bicycle model: understeer gradient, characteristic/critical speed, yaw-rate response"
@@ -81,14 +83,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run ``pvdkit bicycle``: print the analysis (text or JSON), write plots / recording if asked."""
     out = out if out is not None else sys.stdout
     analysis = analysis_from_args(args)
+    _check_outputs(args)
     notes: list[str] = []
     if args.plots:
         from simcore.bicycle.plots import write_plots
 
-        try:
-            paths = write_plots(analysis.params, args.plots)
-        except OSError as exc:
-            raise PvdError(f"bicycle: cannot write plots into {args.plots!r}: {exc}") from None
+        paths = write_plots(analysis.params, outputs.output_folder(args.plots, "--plots"))
         notes.append(f"plots: {', '.join(str(p) for p in paths)}")
     if args.record:
         notes.append(_record(analysis.params, args))
@@ -104,17 +104,26 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 0
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Check every output and the recording's time arguments before writing anything."""
+    if args.plots:
+        outputs.output_folder(args.plots, "--plots", create=False)
+    if args.record:
+        outputs.check_output(args.record, "--record")
+        for opt, v, lo, hi in (("--dt", args.dt, MIN_DT, MAX_DT),
+                               ("--duration", args.duration, args.dt, MAX_STEPS * args.dt)):
+            if not (math.isfinite(v) and lo <= v <= hi):
+                raise PvdError(f"bicycle: {opt} must be a number of seconds in [{lo:g}, {hi:g}], got {v!r}"
+                               + (f" (at most {MAX_STEPS:,} steps of --dt)" if opt == "--duration" else ""))
+
+
 def _record(params: Any, args: argparse.Namespace) -> str:
     from pathlib import Path
 
     from pvdkit.record import RecordError, open_writer
     from simcore.bicycle.pvd import record_bicycle
 
-    if not (args.duration > 0.0 and args.dt > 0.0):
-        raise PvdError(f"bicycle: --duration and --dt must be > 0, got {args.duration!r}, {args.dt!r}")
     path = Path(args.record)
-    if not path.parent.exists():
-        raise PvdError(f"bicycle: output {str(path)!r}: folder {str(path.parent)!r} does not exist")
     try:
         writer = open_writer(path)
     except (RecordError, OSError) as exc:

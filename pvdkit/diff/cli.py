@@ -3,8 +3,13 @@
 
 Exit status: 0 when the recordings are equal within tolerance, 1 when they differ (schema,
 objects, frames or any attribute value; missing data is a difference), 2 on error (a file that
-cannot be read, a bad option or tolerance file, recordings that cannot be aligned) with one
-line ``pvdkit diff: error: …`` on stderr.
+cannot be read, a bad option or tolerance file, recordings that cannot be aligned, a
+``--frames`` window that starts after both recordings end) with one line ``pvdkit diff:
+error: …`` on stderr. An unexpected exception (a bug) prints its traceback and also exits
+with 2, so that a crash never reads as "different" (1) to a CI job.
+
+Outputs (``--json``, ``--junit``, ``--plots``) follow :mod:`pvdkit.outputs`: their folder must
+exist (checked before comparing), and each file is written atomically.
 
 Hooking into ``pvdkit``: importing this module registers the ``diff`` subcommand with
 :mod:`pvdkit.cli`'s registry (add ``"pvdkit.diff.cli"`` to ``pvdkit.cli.EXTENSIONS``); a plain
@@ -15,13 +20,14 @@ the engine is loaded when the command runs. ``python3 -m pvdkit.diff A B`` also 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+import traceback
 from collections.abc import Sequence
 
+from pvdkit import outputs
 from pvdkit.types import PvdError
 
-__all__ = ["HELP", "add_diff_parser", "configure", "main", "run"]
+__all__ = ["HELP", "add_diff_parser", "check_window", "configure", "main", "run"]
 
 HELP = "compare two recordings semantically (objects by identity, values with tolerances)"
 
@@ -30,7 +36,9 @@ Objects are matched by class, name and position in the object graph, never by ha
 Floats are equal when |a-b| <= atol + rtol*|b| (B is the reference); integers, enums, flags,
 strings and references compare exactly. --frames START:STOP compares frames START..STOP-1
 (frame indices of A; B's frames are matched by index, or by timestamp with --align time),
-values set before START count as held at START. Exit status: 0 equal, 1 different, 2 error.
+values set before START count as held at START; a window that starts at or after the end of
+both recordings is an error (there is nothing to compare), one that runs past the end is cut
+there. Exit status: 0 equal, 1 different, 2 error.
 """
 
 
@@ -67,13 +75,12 @@ def run(args: argparse.Namespace) -> int:
     except PvdError as exc:
         _error(str(exc))
     except OSError as exc:
-        _error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+        _error(_os_error(exc, args))
     except MemoryError:
         _error("out of memory while comparing")
-    except Exception as exc:  # a bug must not look like "different" (status 1) to a CI
-        if os.environ.get("PVDKIT_DEBUG"):
-            raise
-        _error(f"internal error ({type(exc).__name__}: {exc}); set PVDKIT_DEBUG=1 for a traceback")
+    except Exception as exc:  # a bug: show it, but never as "different" (status 1) to a CI
+        traceback.print_exc()
+        _error(f"internal error ({type(exc).__name__}: {exc}); please report it with the traceback above")
     return 2
 
 
@@ -81,24 +88,55 @@ def _error(message: str) -> None:
     print(f"pvdkit diff: error: {' '.join(message.split())}", file=sys.stderr)
 
 
+def _os_error(exc: OSError, args: argparse.Namespace) -> str:
+    """One line for an I/O error, always naming a file: the one in the error, else both inputs."""
+    if exc.filename:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return f"cannot read {args.a} or {args.b}: {exc.strerror or exc}"
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Everything that can be checked before the (possibly long) comparison: option values,
+    both inputs, and the folders of every output."""
+    for name in ("max_report", "max_plots"):
+        if getattr(args, name) < 0:
+            raise PvdError(f"--{name.replace('_', '-')} must be >= 0")
+    outputs.require_input(args.a, label="A")
+    outputs.require_input(args.b, label="B")
+    if args.json and args.json != "-":
+        outputs.check_output(args.json, "--json")
+    if args.junit:
+        outputs.check_output(args.junit, "--junit")
+    if args.plots:
+        outputs.output_folder(args.plots, "--plots", create=False)
+
+
+def check_window(res) -> None:
+    """Refuse a ``--frames`` window that starts after both recordings end: there is nothing to
+    compare, and calling that "different" (or "equal") would hide a wrong window."""
+    start = res.options.frames.start
+    if start is not None and start >= max(res.frames_a, res.frames_b):
+        raise PvdError(f"--frames {res.options.frames}: the window starts after both recordings end "
+                       f"(A has {res.frames_a} frames, B {res.frames_b}; frames are numbered from 0)")
+
+
 def _run(args: argparse.Namespace) -> int:
     from pvdkit.diff.engine import compare_files
     from pvdkit.diff.report import format_text, headline, to_json, write_json, write_junit
 
-    for name in ("max_report", "max_plots"):
-        if getattr(args, name) < 0:
-            raise PvdError(f"--{name.replace('_', '-')} must be >= 0")
+    _check_arguments(args)
     res = compare_files(args.a, args.b, atol=args.atol, rtol=args.rtol, nan_equal=args.nan_equal,
                         config=args.config, frames=args.frames, align=args.align, plots=args.plots,
                         max_plots=args.max_plots)
+    check_window(res)
     text_out = sys.stdout
     if args.json == "-":
         sys.stdout.write(to_json(res))
         text_out = sys.stderr
     elif args.json:
-        write_json(res, args.json)
+        write_json(res, args.json, what="--json")
     if args.junit:
-        write_junit(res, args.junit)
+        write_junit(res, args.junit, what="--junit")
     if args.quiet:
         text_out.write(headline(res) + "\n")
     else:

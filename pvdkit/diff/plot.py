@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pvdkit.types import PvdError
+from pvdkit import outputs
 
 if TYPE_CHECKING:
     from pvdkit.diff.engine import Comparison
@@ -349,12 +349,9 @@ def plot_rank(s: SeriesDiff) -> tuple:
 
 def write_plots(cmp: Comparison, res: DiffResult, directory: str | os.PathLike, limit: int = 8) -> list[str]:
     """Write PNG plots of the ``limit`` most diverging numeric series (float and int kinds)
-    into ``directory`` (created if needed); returns the file paths."""
-    d = os.fspath(directory)
-    try:
-        os.makedirs(d, exist_ok=True)
-    except OSError as exc:
-        raise PvdError(f"cannot create plot directory {d}: {exc.strerror or exc}") from None
+    into ``directory`` (created if missing; its parent folder must exist) and return the file
+    paths. Each file is written atomically (:mod:`pvdkit.outputs`)."""
+    d = os.fspath(outputs.output_folder(directory, "plot folder"))
     cands = sorted((s for s in res.differing_series if s.kind in ("float", "int")), key=plot_rank)
     paths = []
     for rank, s in enumerate(cands[:max(limit, 0)], 1):
@@ -370,11 +367,7 @@ def write_plots(cmp: Comparison, res: DiffResult, directory: str | os.PathLike, 
                           subtitle=sub, first_frame=s.first_frame)
         name = f"{rank:02d}_{_slug(f'{s.object}.{s.attribute}')}.png"
         path = os.path.join(d, name)
-        try:
-            with open(path, "wb") as fh:
-                fh.write(png)
-        except OSError as exc:
-            raise PvdError(f"cannot write {path}: {exc.strerror or exc}") from None
+        outputs.write_bytes(path, png, "plot")
         paths.append(path)
     return paths
 

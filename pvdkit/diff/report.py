@@ -15,8 +15,8 @@ import os
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
+from pvdkit import outputs
 from pvdkit.diff.result import DiffResult, SeriesDiff
-from pvdkit.types import PvdError
 
 __all__ = ["format_text", "to_json", "to_junit", "write_json", "write_junit"]
 
@@ -135,8 +135,11 @@ def to_json(res: DiffResult, *, include_equal: bool = False) -> str:
     return json.dumps(res.to_dict(include_equal=include_equal), indent=2, allow_nan=False) + "\n"
 
 
-def write_json(res: DiffResult, path: str | os.PathLike, *, include_equal: bool = False) -> None:
-    _write(path, to_json(res, include_equal=include_equal))
+def write_json(res: DiffResult, path: str | os.PathLike, *, include_equal: bool = False,
+               what: str = "JSON report") -> None:
+    """Write :func:`to_json` to ``path`` (atomically; its folder must exist, ``what`` names the
+    output in errors)."""
+    _write(path, to_json(res, include_equal=include_equal), what)
 
 
 # ============================================================================================
@@ -236,17 +239,12 @@ def _group_failure(group: list[SeriesDiff]) -> tuple[str | None, str | None]:
     return msg, "\n".join(_series_line(s) for s in bad)
 
 
-def write_junit(res: DiffResult, path: str | os.PathLike) -> None:
-    _write(path, to_junit(res))
+def write_junit(res: DiffResult, path: str | os.PathLike, *, what: str = "JUnit report") -> None:
+    """Write :func:`to_junit` to ``path`` (atomically; its folder must exist, ``what`` names the
+    output in errors)."""
+    _write(path, to_junit(res), what)
 
 
-def _write(path: str | os.PathLike, text: str) -> None:
-    p = os.fspath(path)
-    try:
-        d = os.path.dirname(p)
-        if d:
-            os.makedirs(d, exist_ok=True)
-        with open(p, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise PvdError(f"cannot write {p}: {exc.strerror or exc}") from None
+def _write(path: str | os.PathLike, text: str, what: str) -> None:
+    """Write a report atomically; a missing folder is an error (never created)."""
+    outputs.write_text(path, text, what)

@@ -117,10 +117,12 @@ PLOTS = {
 
 
 def write_plots(p: BicycleParams, directory: str | os.PathLike) -> list[Path]:
-    """Write every plot of :data:`PLOTS` into ``directory`` (created if missing); returns the paths."""
+    """Write every plot of :data:`PLOTS` into ``directory`` (created if missing; its parent
+    folder must exist, as for every pvdkit output); returns the paths."""
+    from pvdkit.outputs import output_folder
+
     p.validate()
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(directory, "plot folder")
     paths = []
     for name, build in PLOTS.items():
         path = out / name

@@ -302,9 +302,11 @@ def encode_png(rgb: np.ndarray) -> bytes:
 
 
 def write_png(path: str | os.PathLike, rgb: np.ndarray) -> None:
-    """Write an (h, w, 3) uint8 image as a PNG file."""
-    with open(path, "wb") as f:
-        f.write(encode_png(rgb))
+    """Write an (h, w, 3) uint8 image as a PNG file — atomically, so a failure never leaves a
+    half image under ``path`` (:func:`pvdkit.outputs.write_bytes`; its folder must exist)."""
+    from pvdkit.outputs import write_bytes
+
+    write_bytes(path, encode_png(rgb), "plot")
 
 
 def decode_png(data: bytes) -> np.ndarray:

@@ -325,6 +325,7 @@ def test_align_by_time(ref, tmp_path):
 
 def test_json_and_junit_reports(ref, tmp_path):
     b = _b(tmp_path, Spec(perturb={(2, "lngForce", 7): 1.0, (0, "rotationSpeed", 0): 1.0}, drop_tire=3))
+    (tmp_path / "r").mkdir()
     out_json, out_xml = tmp_path / "r" / "diff.json", tmp_path / "r" / "junit.xml"
     assert diff_main([str(ref), str(b), "--json", str(out_json), "--junit", str(out_xml), "--quiet"]) == 1
     d = json.loads(out_json.read_text())
