@@ -1,7 +1,218 @@
-"""Hard limits of the simulation core, the same as PhysX Vehicle2's ``PxVehicleLimits``."""
+"""Hard limits of the simulation core: Vehicle2's own, and simcore's sanity bounds.
+
+* Vehicle2's ``PxVehicleLimits`` (wheels, axles, components, substep groups).
+* Time stepping (:data:`MIN_DT` … :data:`MAX_DT`, :data:`MAX_STEPS`, :data:`MAX_SUBSTEPS`):
+  what ``pvdkit record`` accepts for ``--dt``, ``--duration`` and ``--substeps``.
+* Physical bounds of params (:data:`PARAM_BOUNDS`, checked by
+  :meth:`simcore.vehicle.VehicleParams.validate` through :func:`check_param_bounds`): Vehicle2
+  only asks for positive masses, radii and stiffnesses, so a wheel radius of 1e9 m or a body of
+  1e30 kg used to be simulated into ``inf``. The bounds are generous on purpose — every real
+  vehicle from a scooter to a 800 t mining truck (or NASA's 2,700 t crawler) passes with an
+  order of magnitude or more to spare; what fails is a typo or a unit mistake. Bounds are in SI
+  units and follow the params' :class:`~simcore.frame.Scale` (a vehicle described in
+  centimetres has radii up to 1,000 cm).
+* Divergence bounds of states (:data:`MAX_WHEEL_SPEED`, :data:`MAX_BODY_SPEED`,
+  :data:`MAX_BODY_ANGULAR_SPEED`, :data:`MAX_ENGINE_SPEED`, and finiteness of every checked
+  value), checked after every :meth:`simcore.vehicle.Vehicle.step` by
+  :func:`check_vehicle_states`: a simulation that blows up stops with
+  :class:`SimulationDiverged` naming the step, the object and the attribute, instead of
+  recording ``inf`` and ``nan`` for the rest of the run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 MAX_NB_WHEELS = 20
 MAX_NB_AXLES = MAX_NB_WHEELS
 #: ``PxVehicleComponentSequenceLimits``
 MAX_NB_COMPONENTS = 64
 MAX_NB_SUBGROUPS = 16
+
+# --------------------------------------------------------------------------------------------
+# Time stepping
+# --------------------------------------------------------------------------------------------
+
+#: Smallest time step (s): below it the nanosecond frame timestamps of a recording stop being
+#: distinct, and a second of simulation takes a million steps.
+MIN_DT = 1e-6
+#: Largest time step (s): beyond it no vehicle model here stays stable (PhysX uses 1/60).
+MAX_DT = 1.0
+#: Most steps of one run (about 46 hours simulated at 60 Hz).
+MAX_STEPS = 10_000_000
+#: Most substeps of the suspension / tire / rigid-body group.
+MAX_SUBSTEPS = 1000
+
+# --------------------------------------------------------------------------------------------
+# Physical bounds of params
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Largest magnitude ``limit`` (SI ``unit``) of a param; ``length_power``: how the value
+    scales with the length unit (``Scale``): 1 for lengths and forces, 2 for moments of inertia
+    and torques, 0 for masses, stiffnesses in N/m and angular speeds."""
+
+    limit: float
+    unit: str
+    length_power: int = 0
+
+
+#: ``(VehicleParams field, attribute) -> Bound``. Every value must be finite and its magnitude
+#: at most the bound (positivity and the like are Vehicle2's own checks, made first).
+PARAM_BOUNDS: dict[tuple[str, str], Bound] = {
+    ("rigid_body", "mass"): Bound(1e7, "kg"),
+    ("rigid_body", "moi"): Bound(1e10, "kg m^2", 2),
+    ("wheel", "radius"): Bound(10.0, "m", 1),
+    ("wheel", "half_width"): Bound(10.0, "m", 1),
+    ("wheel", "mass"): Bound(1e5, "kg"),
+    ("wheel", "moi"): Bound(1e6, "kg m^2", 2),
+    ("wheel", "damping_rate"): Bound(1e7, "kg m^2/s", 2),
+    ("suspension", "suspension_attachment_pos"): Bound(1e3, "m", 1),
+    ("suspension", "suspension_travel_dist"): Bound(10.0, "m", 1),
+    ("suspension", "wheel_attachment_pos"): Bound(1e3, "m", 1),
+    ("suspension_force", "stiffness"): Bound(1e9, "N/m"),
+    ("suspension_force", "damping"): Bound(1e8, "N s/m"),
+    ("suspension_force", "sprung_mass"): Bound(1e7, "kg"),
+    ("tire_force", "lat_stiff_x"): Bound(1e3, "(normalised load)"),
+    ("tire_force", "lat_stiff_y"): Bound(1e10, "N", 1),
+    ("tire_force", "long_stiff"): Bound(1e10, "N", 1),
+    ("tire_force", "camber_stiff"): Bound(1e10, "N/rad", 1),
+    ("tire_force", "rest_load"): Bound(1e9, "N", 1),
+    ("direct_drive_throttle_response", "max_response"): Bound(1e8, "N m", 2),
+    ("engine", "moi"): Bound(1e5, "kg m^2", 2),
+    ("engine", "peak_torque"): Bound(1e8, "N m", 2),
+    ("engine", "idle_omega"): Bound(1e5, "rad/s"),
+    ("engine", "max_omega"): Bound(1e5, "rad/s"),
+    ("gearbox", "ratios"): Bound(1e3, "(ratio)"),
+    ("gearbox", "final_ratio"): Bound(1e3, "(ratio)"),
+}
+#: Brake responses are torques: ``brake_command_response[i].max_response``.
+BRAKE_TORQUE_BOUND = Bound(1e8, "N m", 2)
+#: Anti-roll bar stiffness (``AntiRollBarParams.stiffness``, torque per radian of roll).
+ANTI_ROLL_BOUND = Bound(1e10, "N m/rad", 2)
+
+
+class ParamBoundsError(ValueError):
+    """A param outside :data:`PARAM_BOUNDS`; ``part`` is the ``VehicleParams`` field holding
+    it (e.g. ``"wheel"``), so a loader can point at the matching section of its file."""
+
+    def __init__(self, message: str, part: str) -> None:
+        super().__init__(message)
+        self.part = part
+
+
+#: Parts whose arrays have one entry per wheel (the first axis).
+_PER_WHEEL = frozenset({"wheel", "suspension", "suspension_force", "tire_force"})
+
+
+def _check(part_name: str, obj: Any, attr: str, bound: Bound, scale: float, label: str | None = None) -> None:
+    raw = np.asarray(getattr(obj, attr), dtype=np.float64)
+    limit = bound.limit * scale ** bound.length_power
+    bad = ~(np.abs(raw) <= limit)
+    if not bad.any():
+        return
+    k = tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), raw.shape))
+    if part_name in _PER_WHEEL and k:
+        where = f" of wheel {k[0]}" + (f" [{', '.join(map(str, k[1:]))}]" if len(k) > 1 else "")
+    else:
+        where = f"[{', '.join(map(str, k))}]" if k else ""
+    value = float(raw[k])
+    scaled = scale != 1.0 and bound.length_power != 0
+    unit = f"{bound.unit} x scale^{bound.length_power}" if scaled else bound.unit
+    name = label or f"{type(obj).__name__}.{attr}"
+    what = "must be finite" if not math.isfinite(value) else "is physically absurd"
+    raise ParamBoundsError(
+        f"{name}{where} = {value:.6g}{'' if scaled else ' ' + bound.unit} {what}: simcore accepts "
+        f"magnitudes up to {limit:.3g} {unit} (simcore.limits.PARAM_BOUNDS)", part_name)
+
+
+def check_param_bounds(params: Any) -> None:
+    """Raise :class:`ParamBoundsError` for the first value of ``params`` (a ``VehicleParams``)
+    outside :data:`PARAM_BOUNDS`, naming class, field and wheel."""
+    scale = float(params.scale.scale)
+    for (part_name, attr), bound in PARAM_BOUNDS.items():
+        part = getattr(params, part_name, None)
+        if part is None or not hasattr(part, attr):
+            continue
+        _check(part_name, part, attr, bound, scale)
+    for i, brake in enumerate(params.brake_command_response):
+        _check("brake_command_response", brake, "max_response", BRAKE_TORQUE_BOUND, scale,
+               f"brake_command_response[{i}].max_response")
+    for i, bar in enumerate(params.anti_roll_bars):
+        _check("anti_roll_bars", bar, "stiffness", ANTI_ROLL_BOUND, scale, f"anti_roll_bars[{i}].stiffness")
+
+
+# --------------------------------------------------------------------------------------------
+# Divergence of a running simulation
+# --------------------------------------------------------------------------------------------
+
+#: Largest wheel spin (rad/s): 1e5 rad/s is a 0.3 m wheel at 3e4 m/s.
+MAX_WHEEL_SPEED = 1e5
+#: Largest body speed (m/s, times the length scale): 30 times the speed of sound.
+MAX_BODY_SPEED = 1e4
+#: Largest body angular speed (rad/s): 1,600 turns a second.
+MAX_BODY_ANGULAR_SPEED = 1e4
+#: Largest engine speed (rad/s): about a million rpm.
+MAX_ENGINE_SPEED = 1e5
+
+
+class SimulationDiverged(ValueError):
+    """A simulation state left :mod:`simcore.limits`' bounds (or became inf / NaN).
+
+    The message is one line: ``simulation diverged at step 812: wheel 2 rotation_speed =
+    1.4e+12 rad/s (limit 1e+05)``. ``step`` (1-based steps since the vehicle was placed),
+    ``what`` (object and attribute), ``value`` and ``limit`` (None: not finite) are kept as
+    attributes. A recorder attached to the vehicle has written the diverged step already, so a
+    recording ends with the first bad frame.
+    """
+
+    def __init__(self, step: int, what: str, value: float, limit: float | None, unit: str) -> None:
+        bound = "must be finite" if limit is None else f"limit {limit:.3g}"
+        shown = f"{value:.3g} {unit}" if unit else f"{value:.3g}"
+        super().__init__(f"simulation diverged at step {step}: {what} = {shown} ({bound})")
+        self.step = step
+        self.what = what
+        self.value = value
+        self.limit = limit
+
+
+def check_vehicle_states(states: Any, scale: float, step: int) -> None:
+    """Raise :class:`SimulationDiverged` when a vehicle state is not finite or beyond its
+    bound. Cheap (plain float comparisons on a few short arrays, about 3 µs), so it runs after
+    every step; a NaN fails every comparison and is caught with the out-of-bound values."""
+    speeds = states.wheel_rigid_body_1d.rotation_speed.tolist()
+    for k, x in enumerate(speeds):
+        if not -MAX_WHEEL_SPEED <= x <= MAX_WHEEL_SPEED:
+            raise SimulationDiverged(step, f"wheel {k} rotation_speed", x,
+                                     MAX_WHEEL_SPEED if math.isfinite(x) else None, "rad/s")
+    rb = states.rigid_body
+    vx, vy, vz = rb.linear_velocity.tolist()
+    lin_limit = MAX_BODY_SPEED * scale
+    if not vx * vx + vy * vy + vz * vz <= lin_limit * lin_limit:
+        lin = math.sqrt(vx * vx + vy * vy + vz * vz)
+        raise SimulationDiverged(step, "rigid body |linear_velocity|", lin,
+                                 lin_limit if math.isfinite(lin) else None,
+                                 "m/s" if scale == 1.0 else "length/s")
+    wx, wy, wz = rb.angular_velocity.tolist()
+    if not wx * wx + wy * wy + wz * wz <= MAX_BODY_ANGULAR_SPEED * MAX_BODY_ANGULAR_SPEED:
+        ang = math.sqrt(wx * wx + wy * wy + wz * wz)
+        raise SimulationDiverged(step, "rigid body |angular_velocity|", ang,
+                                 MAX_BODY_ANGULAR_SPEED if math.isfinite(ang) else None, "rad/s")
+    for name in ("pos", "quat"):
+        values = getattr(rb, name).tolist()
+        if not math.isfinite(sum(values)):  # a NaN or inf, or finite values too large to add
+            for k, x in enumerate(values):
+                if not math.isfinite(x):
+                    raise SimulationDiverged(step, f"rigid body {name}[{k}]", x, None, "")
+    engine = getattr(states, "engine", None)
+    if engine is not None:
+        omega = float(engine.rotation_speed)
+        if not -MAX_ENGINE_SPEED <= omega <= MAX_ENGINE_SPEED:
+            raise SimulationDiverged(step, "engine rotation_speed", omega,
+                                     MAX_ENGINE_SPEED if math.isfinite(omega) else None, "rad/s")

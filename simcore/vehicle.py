@@ -53,6 +53,7 @@ from simcore.drivetrain.direct_drive import (
     DirectDrivetrainComponent,
 )
 from simcore.frame import DEFAULT_FRAME, DEFAULT_SCALE, Frame, Scale
+from simcore.limits import check_param_bounds, check_vehicle_states
 from simcore.maths import quat_normalize, quat_rotate
 from simcore.rigid_body.components import (
     RigidBodyBeginComponent,
@@ -159,7 +160,9 @@ class VehicleParams:
         return replace(self, **changes)
 
     def validate(self) -> None:
-        """Validate every part and the wheel counts; ``ValueError`` names the part, field and wheel."""
+        """Validate every part and the wheel counts, then the physical bounds of
+        :data:`simcore.limits.PARAM_BOUNDS` (a :class:`~simcore.limits.ParamBoundsError`);
+        ``ValueError`` names the part, field and wheel."""
         n = self.nb_wheels
         ax = self.axle_description
         ax.validate()
@@ -188,6 +191,8 @@ class VehicleParams:
         plugin = drivetrain_plugin(self.drivetrain)
         if plugin.validate is not None:
             plugin.validate(self)
+        # Last: Vehicle2's own checks name the more basic problem (a negative mass) first.
+        check_param_bounds(self)
 
     def transform_and_scale(self, src_frame: Frame, trg_frame: Frame, src_scale: Scale,
                             trg_scale: Scale) -> VehicleParams:
@@ -575,6 +580,10 @@ class Vehicle:
         self.commands = VehicleCommands(self)
         self.sequence = sequence if sequence is not None else build_default_sequence(self, nb_substeps)
         self.time = 0.0
+        #: Steps since construction or the last :meth:`place_on_road` (numbers divergence errors).
+        self.steps = 0
+        #: Check the states after every step (:func:`simcore.limits.check_vehicle_states`).
+        self.check_divergence = True
 
     def _check_context(self, context: SimulationContext) -> None:
         p = self._params
@@ -644,11 +653,21 @@ class Vehicle:
         self.place(f.compute_translation(lng, lat, height), linear_velocity=f.lng * speed)
         self.states.wheel_rigid_body_1d.rotation_speed[:] = speed / p.wheel.radius
         self.time = 0.0
+        self.steps = 0
 
     def step(self, dt: float) -> bool:
-        """Advance by ``dt`` (time): run the component sequence once. False if a component aborted."""
+        """Advance by ``dt`` (time): run the component sequence once. False if a component aborted.
+
+        Then, unless ``check_divergence`` is False, the states are checked against
+        :mod:`simcore.limits`' divergence bounds: a blown-up simulation raises
+        :class:`~simcore.limits.SimulationDiverged` naming the step, object and attribute (an
+        attached recorder has written this step already).
+        """
         ok = self.sequence.update(dt, self.context)
         self.time += dt
+        self.steps += 1
+        if self.check_divergence:
+            check_vehicle_states(self.states, self._params.scale.scale, self.steps)
         return ok
 
     def run(self, duration: float, dt: float, callback: Callable[[Vehicle], None] | None = None) -> None:

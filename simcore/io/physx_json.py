@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +35,7 @@ from simcore.braking.params import BrakeCommandResponseParams
 from simcore.commands.params import CommandNonLinearResponseParams, CommandResponseParams
 from simcore.drivetrain.direct_drive import DirectDriveThrottleCommandResponseParams
 from simcore.frame import Axis, Frame, Scale
-from simcore.limits import MAX_NB_WHEELS
+from simcore.limits import MAX_NB_WHEELS, ParamBoundsError, check_param_bounds
 from simcore.rigid_body.params import RigidBodyParams
 from simcore.steering.params import AckermannParams, SteerCommandResponseParams
 from simcore.suspension.params import (
@@ -158,18 +159,34 @@ def read_json(path: str | Path | None, default_name: str) -> tuple[Any, str]:
     """Parse a JSON file (``None``: the shipped ``simcore/data/<default_name>``); return (data, source)."""
     if path is None:
         source = f"simcore/data/{default_name}"
-        text = (DATA_DIR / default_name).read_text(encoding="utf-8")
+        file = DATA_DIR / default_name
     else:
         source = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise PhysXJsonError(f"{source}: cannot read ({exc.strerror or exc})") from exc
+        file = Path(path)
+    return parse_json_file(file, source, PhysXJsonError), source
+
+
+def parse_json_file(path: Path, source: str, error: type[ValueError]) -> Any:
+    """Parse a JSON file; every way it can be unreadable — I/O, not UTF-8, invalid or too
+    deeply nested JSON — raises ``error`` with one line naming ``source``."""
     try:
-        return json.loads(text), source
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise error(f"{source}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise error(f"{source}: line {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                    f"{exc.start}); vehicle JSON files are UTF-8") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"{source}: line {exc.lineno} column {exc.colno}"
-        raise PhysXJsonError(f"{where}: invalid JSON ({exc.msg})") from exc
+        raise error(f"{where}: invalid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise error(f"{source}: JSON nested too deeply to read (arrays or objects inside each other "
+                    f"more than about {sys.getrecursionlimit()} levels); not a vehicle description") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -400,13 +417,34 @@ _PART_KEYS = {
 }
 
 
+#: JSON key of each ``VehicleParams`` field a physical bound (simcore.limits) can refuse.
+_BOUND_KEYS = {
+    **_PART_KEYS,
+    "brake_command_response": "BrakeCommandResponseParams / HandbrakeCommandResponseParams",
+    "anti_roll_bars": "AntiRollBarParams",
+    "direct_drive_throttle_response": "ThrottleCommandResponseParams",
+    "engine": "EngineParams",
+    "gearbox": "GearboxParams",
+}
+
+
+def _bounds_error(exc: ParamBoundsError, source: str) -> PhysXJsonError:
+    """A physical-bounds error located at its file and JSON key."""
+    return PhysXJsonError(f"{source}: {_BOUND_KEYS.get(exc.part, exc.part)}: {exc}")
+
+
 def _validate_parts(doc: _Doc, params: VehicleParams) -> None:
-    """Run each part's ``validate`` and re-raise its error located at the part's JSON key."""
+    """Run each part's ``validate`` and re-raise its error located at the part's JSON key; then
+    the physical bounds of :data:`simcore.limits.PARAM_BOUNDS`."""
     for name, key in _PART_KEYS.items():
         try:
             getattr(params, name).validate()
         except ValueError as exc:
             raise doc.error(key, str(exc)) from exc
+    try:
+        check_param_bounds(params)
+    except ParamBoundsError as exc:
+        raise _bounds_error(exc, doc.source) from None
     for i, a in enumerate(params.ackermann):
         try:
             a.validate(params.axle_description)
@@ -492,6 +530,12 @@ def load_physx_vehicle(
     if drivetrain not in DRIVETRAIN_READERS:
         raise ValueError(f"unknown drivetrain {drivetrain!r}; known: {sorted(DRIVETRAIN_READERS)}")
     params = DRIVETRAIN_READERS[drivetrain](drivetrain_file, params, options)
+    try:
+        check_param_bounds(params)  # the drivetrain file's values, located at its file
+    except ParamBoundsError as exc:
+        default = "DirectDrive.json" if drivetrain == "direct" else "EngineDrive.json"
+        raise _bounds_error(exc, str(drivetrain_file) if drivetrain_file is not None
+                            else f"simcore/data/{default}") from None
     if frame is not None or scale is not None:
         params = params.to(frame if frame is not None else params.frame, scale)
     params.validate()

@@ -187,7 +187,8 @@ class _Parser:
     def enter(self, path: str) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise self.error(f"nesting deeper than {MAX_DEPTH} levels", path)
+            shown = path if len(path) <= 60 else path[:57] + "..."  # keep the message one short line
+            raise self.error(f"nesting deeper than {MAX_DEPTH} levels", shown)
 
     def members(self, path: str, close: str | None, start: int) -> SjsonObject:
         """Members up to ``close`` (or the end of the text for the top level without braces)."""

@@ -16,7 +16,6 @@ Errors name the file, the JSON path and what was expected.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -246,12 +245,9 @@ def read_engine_drivetrain_params(path: str | Path | None = None,
     The result is in the file's own units (see the module docstring). Raises
     :class:`EngineDriveFormatError` for invalid JSON or content, naming file and JSON path.
     """
+    from simcore.io.physx_json import parse_json_file
+
     path = DATA_DIR / "EngineDrive.json" if path is None else Path(path)
     source = str(path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EngineDriveFormatError(
-            f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from exc
+    data = parse_json_file(path, source, EngineDriveFormatError)
     return engine_drivetrain_params_from_dict(data, source, nb_wheels)
