@@ -1,16 +1,73 @@
 """Start the viewer: interactive window, or a headless render saved to an image.
 
 Qt is imported here (not in :mod:`viewer.cli`) so that ``pvdkit --help`` stays fast.
+
+Before the first ``QApplication`` is created, :func:`display_problem` checks that Qt's
+platform plugin can start: Qt itself cannot report a missing display or a missing system
+library — it aborts the process (exit status 134) with a message about plugins. The
+``offscreen`` and ``minimal`` platforms always work; ``xcb`` (X11) needs ``$DISPLAY``, a
+reachable X server and the libraries of :data:`XCB_LIBRARIES`; ``wayland`` needs
+``$WAYLAND_DISPLAY``. A problem is one :class:`~pvdkit.types.PvdError` line saying what is
+missing (for libraries: the Debian / Ubuntu packages to install).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import re
 import sys
 import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from pvdkit import outputs
 from pvdkit.types import PvdError
+
+#: Platforms that need no display server and no system libraries beyond Qt's own.
+HEADLESS_PLATFORMS = frozenset({"offscreen", "minimal", "minimalegl", "vnc", "linuxfb", "eglfs",
+                                "vkkhrdisplay"})
+
+#: Libraries QtGui needs on Linux, whatever the platform -> Debian 12 / Ubuntu package.
+QT_GUI_LIBRARIES = {
+    "libEGL.so.1": "libegl1",
+    "libGL.so.1": "libgl1",
+    "libfontconfig.so.1": "libfontconfig1",
+    "libfreetype.so.6": "libfreetype6",
+    "libX11.so.6": "libx11-6",
+    "libglib-2.0.so.0": "libglib2.0-0",
+    "libxkbcommon.so.0": "libxkbcommon0",
+}
+
+#: Libraries Qt's xcb (X11) platform plugin loads -> Debian 12 / Ubuntu package. A stock
+#: Debian image with a desktop usually lacks only ``libxcb-icccm4`` and ``libxcb-keysyms1``.
+XCB_LIBRARIES = {
+    "libxcb.so.1": "libxcb1",
+    "libX11-xcb.so.1": "libx11-xcb1",
+    "libxcb-cursor.so.0": "libxcb-cursor0",
+    "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-image.so.0": "libxcb-image0",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-randr.so.0": "libxcb-randr0",
+    "libxcb-render.so.0": "libxcb-render0",
+    "libxcb-render-util.so.0": "libxcb-render-util0",
+    "libxcb-shape.so.0": "libxcb-shape0",
+    "libxcb-shm.so.0": "libxcb-shm0",
+    "libxcb-sync.so.1": "libxcb-sync1",
+    "libxcb-util.so.1": "libxcb-util1",
+    "libxcb-xfixes.so.0": "libxcb-xfixes0",
+    "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+}
+
+#: Libraries Qt's wayland platform plugin loads -> Debian 12 / Ubuntu package.
+WAYLAND_LIBRARIES = {
+    "libwayland-client.so.0": "libwayland-client0",
+    "libwayland-cursor.so.0": "libwayland-cursor0",
+}
+
+_NO_DISPLAY = ("no display to open a window on: set DISPLAY (X11) or WAYLAND_DISPLAY, or render "
+               "offscreen with --screenshot OUT.png and QT_QPA_PLATFORM=offscreen")
 
 
 @dataclass
@@ -28,14 +85,149 @@ class ViewOptions:
     up_axis: str = "auto"
 
 
+# --------------------------------------------------------------------------------------------
+# Can Qt start?
+# --------------------------------------------------------------------------------------------
+
+
+def _load(name: str) -> None:
+    ctypes.CDLL(name)
+
+
+def _missing(libraries: Mapping[str, str], load: Callable[[str], None]) -> list[str]:
+    missing = []
+    for lib in libraries:
+        try:
+            load(lib)
+        except OSError:
+            missing.append(lib)
+    return missing
+
+
+def _packages_hint(missing: list[str], table: Mapping[str, str], what: str) -> str:
+    packages = sorted({table[m] for m in missing if m in table})
+    install = f"; install them with: sudo apt-get install {' '.join(packages)}" if packages else ""
+    return (f"{what} cannot load {', '.join(missing)}{install} (Debian / Ubuntu package names; see "
+            "README, 'Viewer on Linux'), or render offscreen with --screenshot OUT.png and "
+            "QT_QPA_PLATFORM=offscreen")
+
+
+def _x_server_problem(display: str) -> str | None:
+    """None if an X server answers on ``display``, else why not (libxcb's own connect)."""
+    try:
+        xcb = ctypes.CDLL("libxcb.so.1")
+    except OSError:
+        return None  # reported as a missing library
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    conn = xcb.xcb_connect(display.encode(), None)
+    try:
+        failed = xcb.xcb_connection_has_error(conn)
+    finally:
+        xcb.xcb_disconnect(conn)
+    if failed:
+        return (f"cannot connect to the X server of DISPLAY={display!r}; start one, fix DISPLAY, or "
+                "render offscreen with --screenshot OUT.png and QT_QPA_PLATFORM=offscreen")
+    return None
+
+
+def _platforms(environ: Mapping[str, str]) -> list[str]:
+    """The platform plugins Qt will try, in order (``QT_QPA_PLATFORM`` may list several)."""
+    spec = environ.get("QT_QPA_PLATFORM", "").strip()
+    if spec:
+        return [p.split(":", 1)[0].strip().lower() for p in spec.split(";") if p.strip()]
+    if sys.platform != "linux":
+        return ["native"]
+    return ["wayland", "xcb"] if environ.get("WAYLAND_DISPLAY") else ["xcb"]
+
+
+def display_problem(environ: Mapping[str, str] | None = None,
+                    load: Callable[[str], None] = _load,
+                    x_server: Callable[[str], str | None] = _x_server_problem) -> str | None:
+    """None when Qt can start a GUI with ``environ`` (default ``os.environ``), else one line
+    saying what is missing. ``load`` (loads a shared library by soname, raising OSError) and
+    ``x_server`` (why an X display does not answer, or None) are replaceable for tests."""
+    env = os.environ if environ is None else environ
+    platforms = _platforms(env)
+    if any(p in HEADLESS_PLATFORMS or p == "native" for p in platforms):
+        return None if sys.platform != "linux" else _gui_problem(load)
+    problems = []
+    for p in platforms:
+        if p == "xcb":
+            problem = _xcb_problem(env, load, x_server)
+        elif p == "wayland":
+            problem = _wayland_problem(env, load)
+        else:
+            return _gui_problem(load)  # a platform we do not know how to check: let Qt try
+        if problem is None:
+            return _gui_problem(load)
+        problems.append(problem)
+    return problems[-1] if problems else None
+
+
+def _gui_problem(load: Callable[[str], None]) -> str | None:
+    missing = _missing(QT_GUI_LIBRARIES, load)
+    return _packages_hint(missing, QT_GUI_LIBRARIES, "Qt") if missing else None
+
+
+def _xcb_problem(env: Mapping[str, str], load: Callable[[str], None],
+                 x_server: Callable[[str], str | None]) -> str | None:
+    display = env.get("DISPLAY", "")
+    if not display:
+        return _NO_DISPLAY
+    missing = _missing(QT_GUI_LIBRARIES, load) + _missing(XCB_LIBRARIES, load)
+    if missing:
+        return _packages_hint(missing, {**QT_GUI_LIBRARIES, **XCB_LIBRARIES},
+                              "Qt's X11 platform plugin (xcb)")
+    return x_server(display)
+
+
+def _wayland_problem(env: Mapping[str, str], load: Callable[[str], None]) -> str | None:
+    name = env.get("WAYLAND_DISPLAY", "")
+    if not name:
+        return _NO_DISPLAY
+    socket = name if os.path.isabs(name) else os.path.join(env.get("XDG_RUNTIME_DIR", ""), name)
+    if not os.path.exists(socket):
+        return (f"no Wayland compositor at WAYLAND_DISPLAY={name!r} ({socket} does not exist); "
+                "or render offscreen with --screenshot OUT.png and QT_QPA_PLATFORM=offscreen")
+    missing = _missing(QT_GUI_LIBRARIES, load) + _missing(WAYLAND_LIBRARIES, load)
+    if missing:
+        return _packages_hint(missing, {**QT_GUI_LIBRARIES, **WAYLAND_LIBRARIES},
+                              "Qt's Wayland platform plugin")
+    return None
+
+
+def _import_qt():
+    """``QApplication``; a missing system library of QtGui becomes one line naming its package."""
+    try:
+        from PySide6.QtWidgets import QApplication
+    except ImportError as exc:
+        lib = re.search(r"(lib[\w.+-]+\.so[\w.]*)", str(exc))
+        if lib and lib.group(1) in QT_GUI_LIBRARIES:
+            raise PvdError(_packages_hint([lib.group(1)], QT_GUI_LIBRARIES, "Qt")) from None
+        raise
+    return QApplication
+
+
+# --------------------------------------------------------------------------------------------
+# Application
+# --------------------------------------------------------------------------------------------
+
+
 def _application(offscreen: bool):
-    """The QApplication (created once; offscreen when rendering without a display)."""
+    """The QApplication (created once; offscreen when rendering without a display). Raises
+    :class:`PvdError` when Qt could not start (see :func:`display_problem`)."""
     if offscreen and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtWidgets import QApplication
+    QApplication = _import_qt()  # noqa: N806 - a class
 
     app = QApplication.instance()
     if app is None:
+        problem = display_problem()
+        if problem is not None:
+            raise PvdError(f"view: {problem}")
         app = QApplication(sys.argv[:1])
         app.setApplicationName("pvdkit viewer")
         app.setOrganizationName("pvdkit")
@@ -50,10 +242,11 @@ def render(options: ViewOptions) -> str:
     into ``options.screenshot`` and return its path. Raises :class:`PvdError` for bad input."""
     if not options.files:
         raise PvdError("--screenshot needs a recording to show")
-    for f in options.files + ([options.compare] if options.compare else []):
-        if not os.path.exists(f):
-            raise PvdError(f"{f}: no such file")
+    assert options.screenshot is not None
+    outputs.check_output(options.screenshot, "--screenshot")
+    _require_inputs(options)
     app = _application(offscreen=True)
+    _check_image_format(options.screenshot)
     from PySide6.QtCore import QLoggingCategory
 
     # The offscreen platform warns (uncategorised) that it ignores window size hints; silence
@@ -81,7 +274,12 @@ def _render(app, options: ViewOptions) -> str:
             app.processEvents()
         win.plots.redraw()
         app.processEvents()
-        win.save_screenshot(options.screenshot)
+        shot = options.screenshot
+        with outputs.replacing(shot, "--screenshot") as tmp:
+            try:
+                win.save_screenshot(tmp)
+            except PvdError:
+                raise PvdError(f"--screenshot {shot}: cannot write the image") from None
         win.close()
         win.deleteLater()
         app.processEvents()
@@ -117,9 +315,7 @@ def run(options: ViewOptions) -> int:
         path = render(options)
         print(f"pvdkit view: saved {path}")
         return 0
-    for f in options.files + ([options.compare] if options.compare else []):
-        if not os.path.exists(f):
-            raise PvdError(f"{f}: no such file")
+    _require_inputs(options)
     app = _application(offscreen=False)
     from viewer.widgets.main_window import MainWindow
 
@@ -135,3 +331,19 @@ def run(options: ViewOptions) -> int:
             if compare:
                 win.open_file(compare, compare=True)
     return int(app.exec())
+
+
+def _require_inputs(options: ViewOptions) -> None:
+    for f in options.files + ([options.compare] if options.compare else []):
+        outputs.require_input(f)
+
+
+def _check_image_format(path: str) -> None:
+    """Refuse an image extension Qt cannot write before rendering anything."""
+    from PySide6.QtGui import QImageWriter
+
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    known = sorted(bytes(f.data()).decode() for f in QImageWriter.supportedImageFormats())
+    if suffix not in known:
+        raise PvdError(f"--screenshot {path}: unknown image format {suffix or '(no extension)'!r}; "
+                       f"use one of: {', '.join(known)}")
