@@ -7,8 +7,8 @@ Python use::
     a = analyse(p)                 # K, characteristic / critical speed, r/delta, poles, ...
     trace = simulate(p, steer=0.02, duration=3.0, dt=0.01)
 
-Recording through PVD: :func:`simcore.bicycle.pvd.record_bicycle`; plots:
-:mod:`simcore.bicycle.plots`; conventions and derivation: ``docs/bicycle.md``.
+Recording through PVD: :func:`simcore.bicycle.pvd.record_bicycle`; plots (matplotlib, the
+``plots`` extra): :mod:`simcore.bicycle.plots`; conventions and derivation: ``docs/bicycle.md``.
 """
 
 from simcore.bicycle.analysis import (

@@ -1,13 +1,20 @@
-"""PNG plots of a bicycle-model analysis (what ``pvdkit bicycle --plots DIR`` writes)."""
+"""PNG plots of a bicycle-model analysis (what ``pvdkit bicycle --plots DIR`` writes).
+
+Drawn by :mod:`pvdkit.plots` (matplotlib, the ``plots`` extra); each builder returns the
+matplotlib ``Figure`` so that a notebook or a test can inspect or restyle it.
+"""
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pvdkit import plots
 from simcore.bicycle.analysis import (
     characteristic_speed,
     critical_speed,
@@ -18,10 +25,16 @@ from simcore.bicycle.analysis import (
 )
 from simcore.bicycle.functions import state_space
 from simcore.bicycle.params import BicycleParams
-from simcore.bicycle.png import Plot
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: Steer step used by the step-response plots (1 degree).
 STEP_STEER = math.radians(1.0)
+
+#: Size of every plot, pixels.
+WIDTH, HEIGHT = 900, 560
 
 
 def speed_range(p: BicycleParams, samples: int = 400) -> np.ndarray:
@@ -35,21 +48,40 @@ def speed_range(p: BicycleParams, samples: int = 400) -> np.ndarray:
     return np.linspace(0.5, top, samples)
 
 
-def yaw_rate_gain_plot(p: BicycleParams) -> Plot:
+def _chart(title: str, xlabel: str, ylabel: str) -> tuple[Figure, Axes]:
+    fig, (ax,) = plots.figure(WIDTH, HEIGHT)
+    ax.set_title(title, fontsize=13)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return fig, ax
+
+
+def _marker(ax: Axes, *, x: float | None = None, y: float | None = None, color: str = "#5a5a5a",
+            label: str | None = None) -> None:
+    """A dashed vertical (``x``) or horizontal (``y``) marker line across the axes."""
+    if x is not None:
+        ax.axvline(x, color=color, linestyle="--", linewidth=1.2, label=label)
+    if y is not None:
+        ax.axhline(y, color=color, linestyle="--", linewidth=1.2, label=label)
+
+
+def yaw_rate_gain_plot(p: BicycleParams) -> Figure:
     """Steady-state r/δ against speed, with the neutral-steer line V/L and the speed markers."""
     v = speed_range(p)
-    plot = Plot("STEADY-STATE YAW-RATE GAIN", "SPEED (M/S)", "R/DELTA (1/S)")
-    plot.line(v, steady_state_yaw_rate_gain(p, v), label="R/DELTA")
-    plot.line(v, v / p.wheelbase, color=(150, 150, 150), label="NEUTRAL V/L", dashed=True)
-    vch, vcrit = characteristic_speed(p), critical_speed(p)
     g = steady_state_yaw_rate_gain(p, v)
-    plot.ylim = (0.0, float(np.nanmax(g)) * 1.15)
+    fig, ax = _chart("Steady-state yaw-rate gain", "speed V (m/s)", "r/δ (1/s)")
+    ax.plot(v, g, color=plots.BLUE, linewidth=2, label="r/δ")
+    ax.plot(v, v / p.wheelbase, color=plots.GREY, linewidth=2, linestyle="--", label="neutral V/L")
+    ax.set_xlim(float(v[0]), float(v[-1]))
+    ax.set_ylim(0.0, float(np.nanmax(g)) * 1.15)
+    vch, vcrit = characteristic_speed(p), critical_speed(p)
     if vch is not None:
-        plot.vline(vch, (214, 39, 40), label=f"VCH {vch:.3g} M/S")
+        _marker(ax, x=vch, color=plots.RED, label=f"V_ch {vch:.3g} m/s")
     if vcrit is not None:
-        plot.vline(vcrit, (214, 39, 40), label=f"VCRIT {vcrit:.3g} M/S")
-    plot.vline(p.speed, (44, 160, 44), label=f"V {p.speed:.3g} M/S")
-    return plot
+        _marker(ax, x=vcrit, color=plots.RED, label=f"V_crit {vcrit:.3g} m/s")
+    _marker(ax, x=p.speed, color=plots.GREEN, label=f"V {p.speed:.3g} m/s")
+    ax.legend(loc="upper right")
+    return fig
 
 
 def _step_times(p: BicycleParams) -> np.ndarray:
@@ -59,32 +91,31 @@ def _step_times(p: BicycleParams) -> np.ndarray:
     return np.linspace(0.0, min(max(horizon, 0.5), 20.0), 600)
 
 
-def step_response_plot(p: BicycleParams) -> Plot:
-    """Yaw rate after a 1° steer step, with its steady-state value."""
+def _step_plot(p: BicycleParams, state: int, title: str, ylabel: str, label: str, color: str) -> Figure:
+    """State ``state`` (0 sideslip, 1 yaw rate) after a 1° steer step, in degrees, with its
+    steady-state value (when the vehicle has one)."""
     t = _step_times(p)
-    _, r = step_response(p, STEP_STEER, t)
-    plot = Plot(f"YAW RATE, 1 DEG STEER STEP AT {p.speed:.3g} M/S", "TIME (S)", "YAW RATE (DEG/S)",
-                legend="lower right")
-    plot.line(t, np.degrees(r), label="R(T)")
-    gain = float(steady_state_yaw_rate_gain(p))
-    if math.isfinite(gain):
-        plot.hline(math.degrees(steady_state(p, STEP_STEER)[1]), label="STEADY STATE")
-    return plot
-
-
-def sideslip_step_plot(p: BicycleParams) -> Plot:
-    """Sideslip after a 1° steer step, with its steady-state value."""
-    t = _step_times(p)
-    beta, _ = step_response(p, STEP_STEER, t)
-    plot = Plot(f"SIDESLIP, 1 DEG STEER STEP AT {p.speed:.3g} M/S", "TIME (S)", "BETA (DEG)",
-                legend="lower right")
-    plot.line(t, np.degrees(beta), color=(214, 39, 40), label="BETA(T)")
+    response = step_response(p, STEP_STEER, t)[state]
+    fig, ax = _chart(f"{title}, 1° steer step at {p.speed:.3g} m/s", "time (s)", ylabel)
+    ax.plot(t, np.degrees(response), color=color, linewidth=2, label=label)
+    ax.set_xlim(float(t[0]), float(t[-1]))
     if math.isfinite(float(steady_state_yaw_rate_gain(p))):
-        plot.hline(math.degrees(steady_state(p, STEP_STEER)[0]), label="STEADY STATE")
-    return plot
+        _marker(ax, y=math.degrees(steady_state(p, STEP_STEER)[state]), label="steady state")
+    ax.legend(loc="lower right")
+    return fig
 
 
-def pole_locus_plot(p: BicycleParams) -> Plot:
+def step_response_plot(p: BicycleParams) -> Figure:
+    """Yaw rate after a 1° steer step, with its steady-state value."""
+    return _step_plot(p, 1, "Yaw rate", "yaw rate r (°/s)", "r(t)", plots.BLUE)
+
+
+def sideslip_step_plot(p: BicycleParams) -> Figure:
+    """Sideslip after a 1° steer step, with its steady-state value."""
+    return _step_plot(p, 0, "Sideslip", "sideslip β (°)", "β(t)", plots.RED)
+
+
+def pole_locus_plot(p: BicycleParams) -> Figure:
     """The two poles of r/δ in the complex plane as the speed sweeps :func:`speed_range` (from 5 m/s:
     at walking pace the poles sit far out on the real axis); short black bars mark the params'
     own speed."""
@@ -95,20 +126,20 @@ def pole_locus_plot(p: BicycleParams) -> Plot:
     a0 = p.cf * p.cr * p.wheelbase ** 2 / (m * iz * v * v) - (p.lf * p.cf - p.lr * p.cr) / iz
     root = np.sqrt((a1 * a1 - 4.0 * a0).astype(np.complex128))
     upper, lower = (-a1 + root) / 2.0, (-a1 - root) / 2.0
-    plot = Plot("POLES OF R/DELTA AS SPEED RISES", "REAL PART (1/S)", "IMAGINARY PART (RAD/S)")
-    plot.line(upper.real, upper.imag, label="POLE 1")
-    plot.line(lower.real, lower.imag, label="POLE 2")
+    fig, ax = _chart("Poles of r/δ as speed rises", "real part (1/s)", "imaginary part (rad/s)")
+    ax.plot(upper.real, upper.imag, color=plots.BLUE, linewidth=2, label="pole 1")
+    ax.plot(lower.real, lower.imag, color=plots.RED, linewidth=2, label="pole 2")
     reals = np.concatenate([upper.real, lower.real])
-    plot.xlim = (float(reals.min()) * 1.05, max(0.0, float(reals.max())) + 0.05 * float(np.ptp(reals)))
-    here = yaw_rate_transfer_function(p).poles
-    for z in here:
-        plot.line(np.array([z.real - 0.3, z.real + 0.3]), np.array([z.imag, z.imag]), color=(0, 0, 0),
-                  width=3)
-    return plot
+    ax.set_xlim(float(reals.min()) * 1.05, max(0.0, float(reals.max())) + 0.05 * float(np.ptp(reals)))
+    for k, z in enumerate(yaw_rate_transfer_function(p).poles):
+        ax.plot([z.real - 0.3, z.real + 0.3], [z.imag, z.imag], color=plots.BLACK, linewidth=3,
+                label=f"at V {p.speed:.3g} m/s" if k == 0 else None)
+    ax.legend(loc="best")
+    return fig
 
 
 #: File name -> plot builder, in the order :func:`write_plots` writes them.
-PLOTS = {
+PLOTS: dict[str, Callable[[BicycleParams], Figure]] = {
     "yaw_rate_gain.png": yaw_rate_gain_plot,
     "step_response.png": step_response_plot,
     "sideslip_step.png": sideslip_step_plot,
@@ -118,14 +149,7 @@ PLOTS = {
 
 def write_plots(p: BicycleParams, directory: str | os.PathLike) -> list[Path]:
     """Write every plot of :data:`PLOTS` into ``directory`` (created if missing; its parent
-    folder must exist, as for every pvdkit output); returns the paths."""
-    from pvdkit.outputs import output_folder
-
+    folder must exist, as for every pvdkit output); returns the paths. Needs the ``plots``
+    extra (matplotlib); without it, one :class:`~pvdkit.types.PvdError` line names it."""
     p.validate()
-    out = output_folder(directory, "plot folder")
-    paths = []
-    for name, build in PLOTS.items():
-        path = out / name
-        build(p).save(path)
-        paths.append(path)
-    return paths
+    return plots.write_pngs(directory, ((name, build(p)) for name, build in PLOTS.items()))

@@ -1,16 +1,12 @@
-"""Object identities of ``pvdkit diff`` (graph paths, lifetimes, handle reuse) and the PNG encoder."""
+"""Object identities of ``pvdkit diff`` (graph paths, lifetimes, handle reuse)."""
 
 from __future__ import annotations
 
-import struct
-import zlib
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from pvdkit.diff.identity import NULL, UNRESOLVED, HandleResolver, match_objects, object_identities
-from pvdkit.diff.plot import Canvas, decode_png, encode_png
 from pvdkit.recording import Recording
 from pvdkit.streams import MemoryStream
 from pvdkit.types import DataType
@@ -98,38 +94,3 @@ def test_physx_fixture_identities():
     # every TireForce hangs under a wheel attachment of a vehicle
     tires = [i for i in ids if i.cls == "TireForce"]
     assert len(tires) == 16 and all("/wheelAttachmentSet[" in i.label for i in tires)
-
-
-# ------------------------------------------------------------------------------- PNG
-
-
-def test_png_bytes_are_standard():
-    img = np.zeros((2, 3, 3), np.uint8)
-    img[0, 0] = (255, 0, 0)
-    img[1, 2] = (1, 2, 3)
-    data = encode_png(img)
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    n, tag = struct.unpack(">I4s", data[8:16])
-    assert (n, tag) == (13, b"IHDR")
-    assert struct.unpack(">IIBBBBB", data[16:29]) == (3, 2, 8, 2, 0, 0, 0)
-    assert struct.unpack(">I", data[29:33])[0] == zlib.crc32(data[12:29])
-    n, tag = struct.unpack(">I4s", data[33:41])
-    raw = zlib.decompress(data[41:41 + n])
-    assert raw == b"\x00" + img[0].tobytes() + b"\x00" + img[1].tobytes()
-    assert data.endswith(struct.pack(">I4s", 0, b"IEND") + struct.pack(">I", zlib.crc32(b"IEND")))
-    assert np.array_equal(decode_png(data), img)
-    bad = bytearray(data)
-    bad[20] ^= 1
-    with pytest.raises(ValueError, match="CRC"):
-        decode_png(bytes(bad))
-
-
-def test_canvas_steps_hold_values_between_samples():
-    cv = Canvas(20, 10)
-    cv.steps(0, 0, 20, 10, np.array([0, 10]), np.array([8.0, 2.0]), (0, 0, 0), end=19)
-    on = np.all(cv.img == 0, axis=2)
-    assert on[7:9, 1:10].all() and not on[2, 1:9].any()  # held at row 8 until column 10
-    assert on[2:9, 10].all()  # the step
-    assert on[1:3, 11:20].all() and not on[8, 12:20].any()  # then held at row 2
-    cv.text(0, 0, "A?", (255, 0, 0))
-    assert np.all(cv.img[0, 1] == (255, 0, 0))  # top of the "A" glyph (.###.)

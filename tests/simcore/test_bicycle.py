@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
+import io
 import math
+import sys
 
 import numpy as np
 import pytest
 
 from pvdkit.recording import Recording
 from pvdkit.streams import MemoryStream
+from pvdkit.types import PvdError
 from pvdkit.writer import OmniPvdWriter
 from simcore.bicycle import (
     DEFAULT_BICYCLE,
@@ -29,7 +33,6 @@ from simcore.bicycle import (
     yaw_rate_transfer_function,
 )
 from simcore.bicycle.functions import discretize, expm, lateral_acceleration
-from simcore.bicycle.png import decode_png
 from simcore.frame import SAE_J670, Scale
 
 US = DEFAULT_BICYCLE  # understeering: K = 3/700, V_ch = sqrt(653.33...) m/s
@@ -276,15 +279,87 @@ def test_pvd_recording_holds_the_model() -> None:
     assert rec.value_at(sim, "time", 99) == pytest.approx(1.0)
 
 
+#: Plot tests need matplotlib (the ``plots`` extra, part of ``dev``); a base install runs
+#: :func:`test_plots_without_matplotlib_name_the_extra` instead.
+needs_matplotlib = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,
+                                      reason="needs the plots extra: pip install 'pvdkit[plots]'")
+
+
+def _near(img: np.ndarray, color: str, tol: int = 40) -> np.ndarray:
+    """Pixels within ``tol`` per channel of ``color`` (``"#rrggbb"``; lines are antialiased)."""
+    rgb = np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)])
+    return np.all(np.abs(img.astype(int) - rgb) <= tol, axis=2)
+
+
+@needs_matplotlib
 def test_plots_are_pngs_with_the_curves(tmp_path) -> None:
+    from PIL import Image
+
+    from pvdkit.plots import BLUE, RED
     from simcore.bicycle.plots import PLOTS, write_plots
 
     paths = write_plots(US, tmp_path / "plots")
     assert [p.name for p in paths] == list(PLOTS)
     for p in paths:
-        img = decode_png(p.read_bytes())
+        data = p.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        img = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
         assert img.shape == (560, 900, 3)
-        blue = np.all(img == (31, 119, 180), axis=2) | np.all(img == (214, 39, 40), axis=2)
-        assert blue.sum() > 500, p.name  # a curve was drawn
-    with pytest.raises(ValueError, match="signature"):
-        decode_png(b"not a png")
+        curve = _near(img, BLUE) | _near(img, RED)
+        assert curve.sum() > 500, p.name  # a curve was drawn
+        assert (img < 64).all(axis=2).sum() > 500, p.name  # and text, ticks and frame
+
+
+@needs_matplotlib
+def test_plot_figures_hold_the_series() -> None:
+    from simcore.bicycle.plots import (
+        pole_locus_plot,
+        sideslip_step_plot,
+        step_response_plot,
+        yaw_rate_gain_plot,
+    )
+
+    def labels(fig) -> list[str]:
+        (ax,) = fig.axes
+        return [t.get_text() for t in ax.get_legend().get_texts()]
+
+    vch = characteristic_speed(US)
+    fig = yaw_rate_gain_plot(US)
+    assert labels(fig) == ["r/δ", "neutral V/L", f"V_ch {vch:.3g} m/s", "V 20 m/s"]
+    (ax,) = fig.axes
+    gain = ax.get_lines()[0]
+    np.testing.assert_allclose(gain.get_ydata(), steady_state_yaw_rate_gain(US, gain.get_xdata()))
+    assert ax.get_lines()[2].get_xdata()[0] == pytest.approx(vch)  # the V_ch marker
+    assert ax.get_title() == "Steady-state yaw-rate gain" and ax.get_xlabel() == "speed V (m/s)"
+    vcrit = critical_speed(OS)
+    assert labels(yaw_rate_gain_plot(OS)) == ["r/δ", "neutral V/L", f"V_crit {vcrit:.3g} m/s", "V 20 m/s"]
+
+    fig = step_response_plot(US)
+    assert labels(fig) == ["r(t)", "steady state"]
+    r_line, ss = fig.axes[0].get_lines()
+    assert ss.get_ydata()[0] == pytest.approx(math.degrees(steady_state(US, math.radians(1.0))[1]))
+    assert r_line.get_ydata()[0] == 0.0
+    assert r_line.get_ydata()[-1] == pytest.approx(ss.get_ydata()[0], rel=1e-3)  # settled
+    assert labels(sideslip_step_plot(US)) == ["β(t)", "steady state"]
+
+    fig = pole_locus_plot(US)
+    assert labels(fig) == ["pole 1", "pole 2", "at V 20 m/s"]
+    bars = fig.axes[0].get_lines()[2:]
+    poles = sorted(yaw_rate_transfer_function(US).poles, key=lambda z: z.imag)
+    assert sorted(b.get_ydata()[0] for b in bars) == pytest.approx([z.imag for z in poles])
+
+
+def test_plots_without_matplotlib_name_the_extra(tmp_path, monkeypatch, capsys) -> None:
+    from pvdkit.cli import main
+    from simcore.bicycle.plots import write_plots
+
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)  # import of it fails as if not installed
+    line = "--plots needs the plots extra: pip install 'pvdkit[plots]'"
+    with pytest.raises(PvdError) as exc:
+        write_plots(US, tmp_path / "plots")
+    assert str(exc.value) == line
+    assert not (tmp_path / "plots").exists()  # checked before the folder is made
+    assert main(["bicycle", "--plots", str(tmp_path / "cli")]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith(line + "\n") and err.count("\n") == 1
