@@ -1,10 +1,15 @@
-"""Quaternion, pose and small vector helpers shared by every simcore subsystem.
+"""Quaternion, pose and small vector helpers: the one maths module of every simcore subsystem.
 
 Quaternions are stored ``[x, y, z, w]`` (PhysX's ``PxQuat`` order) and poses as a position
 ``(3,)`` plus a quaternion ``(4,)`` (``PxTransform``). Every function broadcasts over leading
 axes, so the same call rotates one vector or one vector per wheel: ``quat_rotate(q (n,4),
 v (n,3)) -> (n,3)`` and ``quat_rotate(q (4,), v (n,3)) -> (n,3)`` both work. Inputs are never
 modified; results are fresh float64 arrays.
+
+Why one module: the wheel, suspension and tire code used to carry their own ``dot``,
+``normalize`` and ``transform_point``, and the two ``normalize`` disagreed on tiny vectors.
+Compiled kernels elsewhere (``simcore.wheel.helpers``) call :func:`qmul` / :func:`qrot`, the
+numba scalar forms of the quaternion algebra, so the algebra is written once.
 """
 
 from __future__ import annotations
@@ -42,16 +47,37 @@ _JIT = {"cache": True, "nogil": True}
 
 
 @numba.njit(**_JIT)
+def qmul(ax, ay, az, aw, bx, by, bz, bw):  # pragma: no cover - compiled
+    """Hamilton product ``a * b`` of two quaternions given by components (for compiled kernels)."""
+    return (
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by + ay * bw + az * bx - ax * bz,
+        aw * bz + az * bw + ax * by - ay * bx,
+        aw * bw - ax * bx - ay * by - az * bz,
+    )
+
+
+@numba.njit(**_JIT)
+def qrot(qx, qy, qz, qw, vx, vy, vz):  # pragma: no cover - compiled
+    """``v`` rotated by unit quaternion ``q``, by components: ``v + 2 w (u x v) + 2 u x (u x v)``."""
+    tx = 2.0 * (qy * vz - qz * vy)
+    ty = 2.0 * (qz * vx - qx * vz)
+    tz = 2.0 * (qx * vy - qy * vx)
+    return (
+        vx + qw * tx + (qy * tz - qz * ty),
+        vy + qw * ty + (qz * tx - qx * tz),
+        vz + qw * tz + (qx * ty - qy * tx),
+    )
+
+
+@numba.njit(**_JIT)
 def _k_quat_multiply(a, b, out):  # pragma: no cover - compiled
     for n in range(out.shape[0]):
         i = n if a.shape[0] > 1 else 0
         j = n if b.shape[0] > 1 else 0
-        ax, ay, az, aw = a[i, 0], a[i, 1], a[i, 2], a[i, 3]
-        bx, by, bz, bw = b[j, 0], b[j, 1], b[j, 2], b[j, 3]
-        out[n, 0] = aw * bx + ax * bw + ay * bz - az * by
-        out[n, 1] = aw * by + ay * bw + az * bx - ax * bz
-        out[n, 2] = aw * bz + az * bw + ax * by - ay * bx
-        out[n, 3] = aw * bw - ax * bx - ay * by - az * bz
+        out[n, 0], out[n, 1], out[n, 2], out[n, 3] = qmul(
+            a[i, 0], a[i, 1], a[i, 2], a[i, 3], b[j, 0], b[j, 1], b[j, 2], b[j, 3]
+        )
 
 
 @numba.njit(**_JIT)
@@ -59,14 +85,9 @@ def _k_quat_rotate(q, v, sign, out):  # pragma: no cover - compiled
     for n in range(out.shape[0]):
         i = n if q.shape[0] > 1 else 0
         j = n if v.shape[0] > 1 else 0
-        ux, uy, uz, w = sign * q[i, 0], sign * q[i, 1], sign * q[i, 2], q[i, 3]
-        vx, vy, vz = v[j, 0], v[j, 1], v[j, 2]
-        tx = 2.0 * (uy * vz - uz * vy)
-        ty = 2.0 * (uz * vx - ux * vz)
-        tz = 2.0 * (ux * vy - uy * vx)
-        out[n, 0] = vx + w * tx + (uy * tz - uz * ty)
-        out[n, 1] = vy + w * ty + (uz * tx - ux * tz)
-        out[n, 2] = vz + w * tz + (ux * ty - uy * tx)
+        out[n, 0], out[n, 1], out[n, 2] = qrot(
+            sign * q[i, 0], sign * q[i, 1], sign * q[i, 2], q[i, 3], v[j, 0], v[j, 1], v[j, 2]
+        )
 
 
 @numba.njit(**_JIT)
@@ -354,8 +375,13 @@ def pose_inverse(pos: np.ndarray, quat: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise dot product over the last axis (..., 3) x (..., 3) -> (...)."""
-    return np.einsum("...i,...i->...", _as_f64(a), _as_f64(b))
+    """Dot product over the last axis, (..., 3) x (..., 3) -> (...), broadcasting.
+
+    Written out rather than ``einsum``: on a vehicle's 4-20 rows the per-call overhead is the cost.
+    """
+    a = _as_f64(a)
+    b = _as_f64(b)
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
 
 
 def norm(a: np.ndarray) -> np.ndarray:
@@ -363,14 +389,17 @@ def norm(a: np.ndarray) -> np.ndarray:
     return np.sqrt(dot(a, a))
 
 
-def normalize(a: np.ndarray, eps: float = 1e-12) -> np.ndarray:
-    """Unit vector(s) along ``a``; vectors shorter than ``eps`` come back as zero vectors.
+def normalize(a: np.ndarray) -> np.ndarray:
+    """Unit vector(s) along ``a`` (..., 3); a vector of length zero comes back as the zero vector.
 
-    Mirrors ``PxVec3::getNormalized`` (zero in, zero out) so degenerate directions stay finite.
+    Exactly ``PxVec3::normalize`` / ``getNormalized``, which Vehicle2's tire and suspension code
+    call: any length above zero is divided out, however small (no epsilon), and zero stays zero
+    instead of becoming NaN. (A vector shorter than ~1e-154, whose squared length underflows to
+    zero, comes back unchanged, as it does in PhysX's float32 below ~1e-19.)
     """
     a = _as_f64(a)
-    n = np.linalg.norm(a, axis=-1, keepdims=True)
-    return np.where(n > eps, a / np.where(n > eps, n, 1.0), 0.0)
+    length = np.sqrt(dot(a, a))
+    return a / np.where(length > 0.0, length, 1.0)[..., None]
 
 
 def project_on_plane(v: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from simcore.frame import Frame
+from simcore.maths import cross, dot, normalize, quat_rotate
+from simcore.maths import pose_transform_point as transform_point
 from simcore.suspension.helpers import compute_suspension_direction, compute_wheel_pose_for_suspension_query
 from simcore.suspension.params import (
     AntiRollBarParams,
@@ -30,7 +32,6 @@ from simcore.suspension.states import (
     SuspensionForce,
     SuspensionState,
 )
-from simcore.wheel._vec import cross, dot, normalize, quat_rotate, transform_point
 from simcore.wheel.helpers import compute_wheel_pose, is_wheel_on_ground
 from simcore.wheel.params import WheelParams
 

@@ -10,9 +10,9 @@ import numpy as np
 
 from simcore.frame import Axis, Frame
 from simcore.limits import MAX_NB_WHEELS
+from simcore.maths import quat_rotate
 from simcore.suspension.params import SuspensionParams
 from simcore.suspension.states import UNSPECIFIED_JOUNCE
-from simcore.wheel._vec import quat_rotate
 from simcore.wheel.helpers import compute_wheel_pose
 from simcore.wheel.params import WheelParams
 

@@ -12,6 +12,8 @@ import numpy as np
 
 from simcore.context import TireSlipParams, TireStickyParams
 from simcore.frame import Frame
+from simcore.maths import cross, dot, normalize, quat_rotate
+from simcore.maths import pose_transform_point as transform_point
 from simcore.suspension.helpers import compute_suspension_raycast
 from simcore.suspension.params import SuspensionParams
 from simcore.suspension.states import SuspensionComplianceState
@@ -27,7 +29,6 @@ from simcore.tire.states import (
     TireSpeedState,
     TireStickyState,
 )
-from simcore.wheel._vec import cross, dot, normalize, quat_rotate, transform_point
 from simcore.wheel.helpers import compute_wheel_orientation
 from simcore.wheel.params import WheelParams
 from simcore.wheel.states import WheelActuationState

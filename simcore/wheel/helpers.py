@@ -19,11 +19,19 @@ import numba
 import numpy as np
 
 from simcore.frame import Frame
+from simcore.maths import qmul, qrot
 from simcore.suspension.states import UNSPECIFIED_JOUNCE
-from simcore.wheel._vec import frame_rotation
 
 if TYPE_CHECKING:
     from simcore.suspension.params import SuspensionParams
+
+
+def _half_angle(angle: np.ndarray | float) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """cos and sin of half the angle; exact (1, 0) for a scalar zero so callers can skip work."""
+    if isinstance(angle, float) and angle == 0.0:
+        return 1.0, 0.0
+    half = 0.5 * np.asarray(angle, dtype=np.float64)
+    return np.cos(half), np.sin(half)
 
 
 def compute_rotation(
@@ -32,31 +40,24 @@ def compute_rotation(
     """Quaternion ``yaw(vrt) * roll(lng) * pitch(lat)`` (``PxVehicleComputeRotation``), shape (..., 4).
 
     Roll is about the frame's longitudinal axis, pitch about its lateral axis, yaw about its
-    vertical axis, all in radians; arrays broadcast.
+    vertical axis, all in radians; arrays broadcast. Closed form rather than three quaternion
+    products: the three axes are the frame's orthonormal right-handed basis, so the product is the
+    usual Euler-angle quaternion in (lng, lat, vrt) coordinates with its vector part mapped to the
+    world by the frame matrix.
     """
-    return frame_rotation(frame, roll, pitch, yaw)
-
-
-@numba.njit(cache=True, nogil=True)
-def _qmul(ax, ay, az, aw, bx, by, bz, bw):  # pragma: no cover - compiled
-    return (
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by + ay * bw + az * bx - ax * bz,
-        aw * bz + az * bw + ax * by - ay * bx,
-        aw * bw - ax * bx - ay * by - az * bz,
-    )
-
-
-@numba.njit(cache=True, nogil=True)
-def _qrot(qx, qy, qz, qw, vx, vy, vz):  # pragma: no cover - compiled
-    tx = 2.0 * (qy * vz - qz * vy)
-    ty = 2.0 * (qz * vx - qx * vz)
-    tz = 2.0 * (qx * vy - qy * vx)
-    return (
-        vx + qw * tx + (qy * tz - qz * ty),
-        vy + qw * ty + (qz * tx - qx * tz),
-        vz + qw * tz + (qx * ty - qy * tx),
-    )
+    cr, sr = _half_angle(roll)
+    cp, sp = _half_angle(pitch)
+    cy, sy = _half_angle(yaw)
+    x = cy * sr * cp - sy * cr * sp  # along lng
+    y = cy * cr * sp + sy * sr * cp  # along lat
+    z = sy * cr * cp + cy * sr * sp  # along vrt
+    w = cy * cr * cp - sy * sr * sp
+    out = np.empty(np.shape(w) + (4,))
+    # Each frame axis is a signed world basis vector (Axis: index = value // 2, odd = negative).
+    for axis, comp in ((frame.lng_axis, x), (frame.lat_axis, y), (frame.vrt_axis, z)):
+        out[..., int(axis) // 2] = -comp if int(axis) % 2 else comp
+    out[..., 3] = w
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -89,25 +90,25 @@ def _k_wheel_pose(
         f[axes[0]] += signs[0] * cy * sr
         f[axes[1]] += signs[1] * sy * sr
         f[axes[2]] += signs[2] * sy * cr
-        sx, sy_, sz, sw = _qmul(
+        sx, sy_, sz, sw = qmul(
             s_quat[i, 0], s_quat[i, 1], s_quat[i, 2], s_quat[i, 3], f[0], f[1], f[2], cy * cr
         )
         # rotation(0, rotation angle about lat, 0)
         cp, sp = np.cos(0.5 * rot[i]), np.sin(0.5 * rot[i])
         g = np.zeros(3)
         g[axes[1]] = signs[1] * sp
-        wx, wy, wz, ww = _qmul(w_quat[i, 0], w_quat[i, 1], w_quat[i, 2], w_quat[i, 3], g[0], g[1], g[2], cp)
-        qx, qy, qz, qw = _qmul(sx, sy_, sz, sw, wx, wy, wz, ww)
+        wx, wy, wz, ww = qmul(w_quat[i, 0], w_quat[i, 1], w_quat[i, 2], w_quat[i, 3], g[0], g[1], g[2], cp)
+        qx, qy, qz, qw = qmul(sx, sy_, sz, sw, wx, wy, wz, ww)
         dist = t_dist[i] - jounce[i] if jounce[i] != unspecified else 0.0
-        ox, oy, oz = _qrot(sx, sy_, sz, sw, w_pos[i, 0], w_pos[i, 1], w_pos[i, 2])
+        ox, oy, oz = qrot(sx, sy_, sz, sw, w_pos[i, 0], w_pos[i, 1], w_pos[i, 2])
         px = s_pos[i, 0] + t_dir[i, 0] * dist + ox
         py = s_pos[i, 1] + t_dir[i, 1] * dist + oy
         pz = s_pos[i, 2] + t_dir[i, 2] * dist + oz
-        px, py, pz = _qrot(bx, by, bz, bw, px, py, pz)
+        px, py, pz = qrot(bx, by, bz, bw, px, py, pz)
         out_pos[i, 0] = b_pos[0] + px
         out_pos[i, 1] = b_pos[1] + py
         out_pos[i, 2] = b_pos[2] + pz
-        out_quat[i, 0], out_quat[i, 1], out_quat[i, 2], out_quat[i, 3] = _qmul(bx, by, bz, bw, qx, qy, qz, qw)
+        out_quat[i, 0], out_quat[i, 1], out_quat[i, 2], out_quat[i, 3] = qmul(bx, by, bz, bw, qx, qy, qz, qw)
 
 
 _ORIGIN = np.zeros(3)

@@ -87,6 +87,38 @@ def test_cross_and_pose_helpers(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(np.abs(cq), [0, 0, 0, 1], atol=1e-14)
 
 
+def test_dot_and_norm_broadcast(rng: np.random.Generator) -> None:
+    a, b = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    np.testing.assert_allclose(M.dot(a, b), np.einsum("ij,ij->i", a, b), atol=1e-15)
+    np.testing.assert_allclose(M.dot(a[1], b), b @ a[1], atol=1e-15)
+    assert M.dot([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == 32.0
+    np.testing.assert_allclose(M.norm(a), np.linalg.norm(a, axis=1), atol=1e-15)
+    np.testing.assert_allclose(M.dot(M.project_on_plane(a, M.normalize(b)), b), 0.0, atol=1e-14)
+
+
+def test_normalize_is_physx_normalize(rng: np.random.Generator) -> None:
+    """``PxVec3::normalize``: any non-zero length is divided out (no epsilon); zero stays zero."""
+    v = rng.normal(size=(6, 3))
+    np.testing.assert_allclose(np.linalg.norm(M.normalize(v), axis=1), 1.0, atol=1e-15)
+    tiny = np.array([[3e-13, 0.0, 4e-13], [0.0, 0.0, 0.0], [1e-100, 0.0, 0.0], [np.nan, 0.0, 0.0]])
+    out = M.normalize(tiny)
+    np.testing.assert_allclose(out[0], [0.6, 0.0, 0.8], atol=1e-15)  # tiny but not zero: a unit vector
+    np.testing.assert_array_equal(out[1], 0.0)  # zero in, zero out (not NaN)
+    np.testing.assert_array_equal(out[2], [1.0, 0.0, 0.0])
+    assert np.isnan(out[3, 0])  # NaN is not hidden
+    np.testing.assert_array_equal(M.normalize(np.zeros(3)), 0.0)
+    assert M.normalize(v.reshape(2, 3, 3)).shape == (2, 3, 3)
+
+
+def test_scalar_kernels_are_the_array_algebra(rng: np.random.Generator) -> None:
+    """``qmul`` / ``qrot`` (what compiled kernels inline) give the public functions' bits."""
+    q = M.quat_normalize(rng.normal(size=(2, 4)))
+    v = rng.normal(size=3)
+    assert M.qmul(*q[0], *q[1]) == tuple(M.quat_multiply(q[0], q[1]))
+    assert M.qrot(*q[0], *v) == tuple(M.quat_rotate(q[0], v))
+    assert M.qrot(*M.quat_conjugate(q[0]), *v) == tuple(M.quat_rotate_inv(q[0], v))
+
+
 def test_frozen_array_names_bad_shapes() -> None:
     a = M.frozen_array([1.0, 2.0], (None,), "X.field")
     with pytest.raises(ValueError, match="read-only"):
