@@ -7,11 +7,13 @@ is re-recorded for its first half second and compared over those frames (``--fra
 the scenario's inputs depend on time only, so a prefix is the golden's prefix). After an
 intended change of physics or schema, regenerate the goldens with
 ``python3 recordings/regenerate.py``.
+
+The goldens are listed here, not discovered: a missing golden fails its test (it does not
+shrink the list), and a golden on disk that is not listed fails too.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -21,30 +23,30 @@ from pvdkit.diff import compare_files, format_text
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 PREFIX_SECONDS = 0.5
 
-
-def _goldens() -> list[tuple[str, str]]:
-    """(scenario, file name) pairs declared by ``recordings/regenerate.py``."""
-    script = RECORDINGS / "regenerate.py"
-    if not script.exists():
-        return []
-    spec = importlib.util.spec_from_file_location("_pvdkit_regenerate", script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return [(s, n) for s, n in getattr(mod, "GOLDENS", []) if (RECORDINGS / n).exists()]
+#: The scenarios ``recordings/regenerate.py`` records into ``recordings/golden_<scenario>.h5``.
+SCENARIOS = ("accelerate", "brake", "slalom", "step-steer")
 
 
-GOLDENS = _goldens()
+def test_the_goldens_on_disk_are_the_listed_ones():
+    on_disk = sorted(p.name for p in RECORDINGS.glob("golden_*.h5"))
+    assert on_disk == sorted(f"golden_{s}.h5" for s in SCENARIOS), (
+        "recordings/golden_*.h5 and SCENARIOS disagree: regenerate the goldens "
+        "(python3 recordings/regenerate.py) or update SCENARIOS")
+    script = (RECORDINGS / "regenerate.py").read_text(encoding="utf-8")
+    missing = [s for s in SCENARIOS if f'"{s}"' not in script]
+    assert not missing, f"recordings/regenerate.py no longer records {missing}"
 
 
-@pytest.mark.skipif(not GOLDENS, reason="no golden recordings in recordings/")
-@pytest.mark.parametrize(("scenario", "name"), GOLDENS, ids=[s for s, _ in GOLDENS])
-def test_fresh_recording_equals_golden(scenario, name, tmp_path):
-    from pvdkit.record import record
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_fresh_recording_equals_golden(scenario, tmp_path):
+    from simcore.cli.record import record
 
-    fresh = tmp_path / f"fresh_{name}"
+    golden = RECORDINGS / f"golden_{scenario}.h5"
+    assert golden.is_file(), f"{golden} is missing: run python3 recordings/regenerate.py"
+    fresh = tmp_path / f"fresh_{golden.name}"
     summary = record(None, scenario, duration=PREFIX_SECONDS, out=fresh)
-    res = compare_files(fresh, RECORDINGS / name, frames=f"0:{summary.frames}",
-                        config=RECORDINGS / "tolerances.toml")
+    res = compare_files(fresh, golden, frames=f"0:{summary.frames}", config=RECORDINGS / "tolerances.toml")
     assert res.objects_matched > 0
-    assert res.equal, (f"{name} no longer matches a fresh recording of scenario {scenario!r} (regenerate "
-                       f"with recordings/regenerate.py if intended):\n" + format_text(res, max_report=15))
+    assert res.equal, (f"{golden.name} no longer matches a fresh recording of scenario {scenario!r} "
+                       f"(regenerate with recordings/regenerate.py if intended):\n"
+                       + format_text(res, max_report=15))

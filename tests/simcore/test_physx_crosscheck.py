@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pvdkit.recording import Recording
 from simcore.axle import AxleDescription
 from simcore.braking import BrakeCommandResponseParams
 from simcore.drivetrain.direct_drive import (
@@ -50,8 +51,6 @@ from simcore.vehicle import VehicleParams
 from simcore.wheel.functions import wheel_local_pose_update
 from simcore.wheel.params import WheelParams
 from simcore.wheel.states import WheelActuationState
-
-recording_module = pytest.importorskip("pvdkit.recording")
 
 OVD = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
 STEP_FRAMES = [2 * i + 1 for i in range(12)]  # frame 2i+1 holds the Vehicle2 state of step i
@@ -143,7 +142,7 @@ class Basic:
 
 @pytest.fixture(scope="module")
 def basic() -> Basic:
-    return Basic(recording_module.Recording.open(OVD))
+    return Basic(Recording.open(OVD))
 
 
 @pytest.fixture(scope="module")
