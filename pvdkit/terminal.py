@@ -1,0 +1,92 @@
+"""Terminal output of the commands: one progress bar and one column table.
+
+Why here: ``pvdkit convert`` (progress as a fraction) and ``pvdkit record`` (progress in steps)
+each had a progress bar of their own with different call signatures and looks; both now draw
+the same bar, and every command lines up columns with the same helper. Standard library only.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+__all__ = ["ProgressBar", "format_table"]
+
+
+class ProgressBar:
+    """A one-line progress bar on ``stream`` (default stderr), redrawn in place.
+
+    Call it with a fraction (``bar(0.5)``: ``label [#####.....]  50%``) or with a step and a
+    total (``bar(3, 6)``: ``label [#####.....]  50% 3/6 steps``, ``unit`` names the steps), so
+    it is a ready ``progress`` callback of :func:`pvdkit.convert.convert` and of the
+    simulator's ``record``. It redraws only when the text changes and at most once per
+    ``min_interval`` seconds (the last step is always drawn); reaching 100 % ends the line, and
+    :meth:`done` draws 100 % and ends it if that has not happened (an early finish).
+    """
+
+    def __init__(self, label: str = "", stream: TextIO | None = None, width: int = 40, *,
+                 unit: str = "steps", min_interval: float = 0.0) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.unit = unit
+        self.min_interval = min_interval
+        self._text = ""
+        self._last = float("-inf")
+        self._finished = False
+
+    @property
+    def shown(self) -> bool:
+        """True once anything was drawn."""
+        return bool(self._text)
+
+    def __call__(self, done: float, total: float | None = None) -> None:
+        if total is None:
+            fraction, count = done, ""
+        else:
+            fraction = done / total if total > 0 else 1.0
+            count = f" {_number(done)}/{_number(total)} {self.unit}".rstrip()
+        fraction = max(0.0, min(1.0, fraction))
+        pct = int(fraction * 100)
+        complete = pct >= 100
+        if self._finished and not complete:  # a new run on the same bar
+            self._finished = False
+        now = time.perf_counter()
+        if not complete and now - self._last < self.min_interval:
+            return
+        filled = pct * self.width // 100
+        head = f"{self.label} " if self.label else ""
+        text = f"{head}[{'#' * filled}{'.' * (self.width - filled)}] {pct:3d}%{count}"
+        if text == self._text or (complete and self._finished):
+            return
+        self._last = now
+        self._text = text
+        self.stream.write(f"\r{text}")
+        if complete:
+            self.stream.write("\n")
+            self._finished = True
+        self.stream.flush()
+
+    def done(self) -> None:
+        """Draw 100 % and end the line, if the bar was drawn and has not finished."""
+        if self.shown and not self._finished:
+            self(1.0)
+
+
+def _number(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: str = "right",
+                 indent: str = "") -> list[str]:
+    """``header`` and ``rows`` (text cells) as lines with columns two spaces apart, each column
+    as wide as its widest cell; ``align`` is ``"right"`` or ``"left"`` (trailing spaces are cut)."""
+    widths = [max([len(h)] + [len(r[j]) for r in rows if j < len(r)]) for j, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        fit = [c.rjust(w) if align == "right" else c.ljust(w) for c, w in zip(cells, widths, strict=False)]
+        return (indent + "  ".join(fit)).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
