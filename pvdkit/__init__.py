@@ -8,7 +8,9 @@ The main entry points:
 * :func:`pvdkit.convert.convert` and :func:`pvdkit.diff.compare_files` convert and compare.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pvdkit.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from pvdkit.recording import Recording
@@ -29,17 +31,7 @@ _LAZY = {
     "PvdWarning": "pvdkit.types", "MemoryStream": "pvdkit.streams", "OvdFileStream": "pvdkit.streams",
     "OmniPvdWriter": "pvdkit.writer", "Recording": "pvdkit.recording",
 }
-
-
-def __getattr__(name: str) -> Any:
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'pvdkit' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(mod), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -1,17 +1,32 @@
 """The ``pvdkit`` command line: a thin layer over the library.
 
-Subcommands live in a registry, so other modules add theirs without touching this file's logic:
+Commands come from three places, and the library names none of its users:
 
-* ``add_subcommand(SubCommand(name, help, configure, run))`` from any module that is imported
-  before :func:`main` runs (or listed in :data:`EXTENSIONS`, which :func:`main` imports);
-* ``add_subcommand(LazySubCommand(name, help, "package.module"))`` names a module with
-  ``configure(parser)`` and ``run(args)`` that is imported only when *that* subcommand is used,
-  so ``pvdkit info`` never pays for the simulator or Qt. ``record``, ``view``, ``diff`` and
-  ``bicycle`` are registered this way at the end of this file.
+* the built-in commands of this module (``info``, ``dump``, ``series``, ``convert``) and of
+  pvdkit's own packages (``diff``, imported only when used);
+* **entry points** of the group :data:`ENTRY_POINT_GROUP` (``pvdkit.commands``) — how other
+  packages add commands without pvdkit importing them. The simulator's ``record`` and
+  ``bicycle`` and the viewer's ``view`` come this way (see ``pyproject.toml``); a package adds
+  one with::
+
+      [project.entry-points."pvdkit.commands"]
+      mycommand = "mypackage.cli:COMMAND"
+
+  The entry point names an object of the :class:`CliCommand` protocol: ``name``, ``help`` (one
+  line), ``configure(parser)`` and ``run(args) -> int``; usually a
+  :class:`~pvdkit.lazy.LazyCommand`, whose module (the arguments and the work) is imported
+  only when that command runs, and which may name an optional extra it needs (a missing one is
+  reported as ``the 'view' command needs the viewer extra: pip install 'pvdkit[viewer]'``).
+  Entry points are not even looked up for a built-in command (``pvdkit info`` imports neither
+  the simulator nor Qt); ``pvdkit --help`` loads each entry point's object for its help line,
+  so the module holding it must stay import-light. A built-in name cannot be taken over;
+* :func:`add_subcommand` at run time, from a module imported before :func:`main` runs (or
+  listed in :data:`EXTENSIONS`, which :func:`main` imports) — for scripts and tests.
 
 Exit status: 0 on success, 2 on bad input (missing, unreadable or damaged file, unknown class or
-attribute, bad arguments) with a one-line ``pvdkit: error: …`` on stderr and no traceback.
-Warnings about damaged input are printed as one ``pvdkit: warning: …`` line each.
+attribute, bad arguments, a missing extra) with a one-line ``pvdkit: error: …`` on stderr and no
+traceback; anything else (a bug) keeps its traceback. Warnings about damaged input are printed
+as one ``pvdkit: warning: …`` line each.
 """
 
 from __future__ import annotations
@@ -25,19 +40,44 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from pvdkit.lazy import LazyCommand
+from pvdkit.outputs import require_input
+from pvdkit.terminal import ProgressBar, format_table
 from pvdkit.types import Command, DataType, PvdError
 
-__all__ = ["EXTENSIONS", "LazySubCommand", "SubCommand", "add_subcommand", "build_parser", "main"]
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+__all__ = [
+    "ENTRY_POINT_GROUP", "EXTENSIONS", "CliCommand", "LazyCommand", "LazySubCommand", "ProgressBar",
+    "SubCommand", "add_subcommand", "build_parser", "main",
+]
+
+#: The entry-point group other distributions register ``pvdkit`` subcommands in.
+ENTRY_POINT_GROUP = "pvdkit.commands"
+
+
+@runtime_checkable
+class CliCommand(Protocol):
+    """What a ``pvdkit`` subcommand is (and what a ``pvdkit.commands`` entry point names):
+    ``configure`` adds its arguments to its parser, ``run`` returns the exit status and raises
+    :class:`~pvdkit.types.PvdError` for bad input (printed as one line, exit status 2)."""
+
+    name: str
+    help: str
+
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
 
 
 @dataclass(frozen=True)
 class SubCommand:
-    """One ``pvdkit <name>`` command: ``configure`` adds its arguments, ``run`` returns the exit
-    status (raise :class:`~pvdkit.types.PvdError` for bad input)."""
+    """A :class:`CliCommand` from two functions, for commands whose module is loaded anyway."""
 
     name: str
     help: str
@@ -45,37 +85,53 @@ class SubCommand:
     run: Callable[[argparse.Namespace], int]
 
 
-@dataclass(frozen=True)
-class LazySubCommand:
-    """A subcommand whose module (defining ``configure(parser)`` and ``run(args)``) is imported
-    only when the subcommand is used — for commands with heavy imports (simulator, Qt)."""
+#: The earlier name of :class:`~pvdkit.lazy.LazyCommand`.
+LazySubCommand = LazyCommand
 
-    name: str
-    help: str
-    module: str
-
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        self._module().configure(parser)
-
-    def run(self, args: argparse.Namespace) -> int:
-        return self._module().run(args)
-
-    def _module(self):
-        try:
-            return importlib.import_module(self.module)
-        except ImportError as exc:
-            raise PvdError(f"the {self.name!r} command is unavailable: {exc}") from None
-
-
-_REGISTRY: dict[str, SubCommand | LazySubCommand] = {}
+_REGISTRY: dict[str, CliCommand] = {}
 
 #: Modules imported by :func:`main` before parsing; each registers subcommands at import.
 EXTENSIONS: list[str] = []
 
 
-def add_subcommand(command: SubCommand | LazySubCommand) -> None:
+def add_subcommand(command: CliCommand) -> None:
     """Register a subcommand (a later registration of the same name replaces the earlier)."""
     _REGISTRY[command.name] = command
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    """The ``pvdkit.commands`` entry points by name (not loaded)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)}
+
+
+@dataclass(frozen=True)
+class _Unavailable:
+    """An entry point whose object cannot be loaded: listed, and fails in one line when used."""
+
+    name: str
+    reason: str
+
+    @property
+    def help(self) -> str:
+        return f"(unavailable: {self.reason})"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        raise PvdError(f"the {self.name!r} command is unavailable: {self.reason}")
+
+    def run(self, args: argparse.Namespace) -> int:
+        raise PvdError(f"the {self.name!r} command is unavailable: {self.reason}")
+
+
+def _load(ep: EntryPoint) -> CliCommand:
+    try:
+        obj = ep.load()
+    except ImportError as exc:
+        return _Unavailable(ep.name, str(exc))
+    if not isinstance(obj, CliCommand):
+        return _Unavailable(ep.name, f"entry point {ep.value!r} is not a pvdkit command")
+    return obj
 
 
 class _UsageError(Exception):
@@ -90,10 +146,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
-    """The parser with every registered subcommand.
+    """The parser with every command.
 
-    Lazy subcommands other than ``selected`` (the command being run) get a help-only parser, so
-    their modules are not imported.
+    Only ``selected`` (the command being run) is configured; the others get a help-only
+    parser. Entry points are loaded only for the overview (``selected`` None or unknown) and
+    for ``selected`` itself; for a built-in command they are not looked up at all.
     """
     for mod in EXTENSIONS:
         importlib.import_module(mod)
@@ -102,12 +159,22 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for cmd in list(_REGISTRY.values()):
-        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
-        if isinstance(cmd, LazySubCommand) and cmd.name != selected:
+    commands: dict[str, CliCommand | None] = dict(_REGISTRY)
+    if selected not in commands:
+        eps = _entry_points()
+        overview = selected not in eps  # no command yet, or an unknown one: every help line
+        for name, ep in eps.items():
+            if name not in commands:
+                commands[name] = _load(ep) if overview or name == selected else None
+    for name, cmd in commands.items():
+        if cmd is None:  # an entry point not asked for: a name, nothing imported
+            sub.add_parser(name)
+            continue
+        p = sub.add_parser(name, help=cmd.help, description=cmd.help)
+        if name != selected:
             continue
         cmd.configure(p)
-        p.set_defaults(_run=_REGISTRY[cmd.name].run if cmd.name in _REGISTRY else cmd.run)
+        p.set_defaults(_run=cmd.run)
     return parser
 
 
@@ -115,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pvdkit`` with ``argv`` (default: the process arguments); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     selected = next((a for a in argv if not a.startswith("-")), None)
+    if selected is not None and any(a in ("-h", "--help") for a in argv[: argv.index(selected)]):
+        selected = None  # ``pvdkit --help record``: the overview
     try:
         parser = build_parser(selected)
         args = parser.parse_args(argv)
@@ -159,11 +228,7 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
 def _open(path: str):
     from pvdkit.recording import Recording
 
-    if not os.path.exists(path):
-        raise PvdError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise PvdError(f"{path}: is a directory, expected an .ovd or .h5 recording")
-    return Recording.open(path)
+    return Recording.open(require_input(path))
 
 
 # ============================================================================================
@@ -206,8 +271,11 @@ def info_dict(path: str, top: int = 10) -> dict[str, Any]:
 
 
 def _is_h5(path: str) -> bool:
-    with open(path, "rb") as f:
-        return f.read(8) == b"\x89HDF\r\n\x1a\n"
+    try:
+        with open(path, "rb") as f:
+            return f.read(8) == b"\x89HDF\r\n\x1a\n"
+    except OSError as exc:
+        raise PvdError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _info_run(args: argparse.Namespace) -> int:
@@ -260,8 +328,7 @@ def iter_dump(path: str):
     from pvdkit.ovd import codec
     from pvdkit.ovd.tokenizer import iter_commands, open_ovd, tokenize
 
-    if not os.path.exists(path):
-        raise PvdError(f"{path}: no such file")
+    require_input(path)
     if _is_h5(path):
         from pvdkit.h5.format import h5_to_ovd_bytes
 
@@ -511,7 +578,9 @@ def _series_run(args: argparse.Namespace) -> int:
         for r in rows:
             w.writerow(["" if c is None else _csv_cell(c) for c in r])
         return 0
-    _table(out, header, [[("-" if c is None else _text_cell(c, j)) for j, c in enumerate(r)] for r in rows])
+    cells = [[("-" if c is None else _text_cell(c, j)) for j, c in enumerate(r)] for r in rows]
+    for line in format_table(header, cells):
+        out.write(line + "\n")
     return 0
 
 
@@ -534,13 +603,6 @@ def _text_cell(c: Any, col: int) -> str:
     return _printable(str(c))
 
 
-def _table(out: TextIO, header: list[str], rows: list[list[str]]) -> None:
-    widths = [max([len(h)] + [len(r[j]) for r in rows if j < len(r)]) for j, h in enumerate(header)]
-    out.write("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)).rstrip() + "\n")
-    for r in rows:
-        out.write("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=False)).rstrip() + "\n")
-
-
 # ============================================================================================
 # convert
 # ============================================================================================
@@ -560,37 +622,10 @@ def _convert_configure(p: argparse.ArgumentParser) -> None:
     )
 
 
-class ProgressBar:
-    """A plain-text progress bar on a stream: ``[#####.....]  50%``, redrawn in place."""
-
-    def __init__(self, label: str, stream: TextIO | None = None, width: int = 40) -> None:
-        self.label = label
-        self.stream = stream or sys.stderr
-        self.width = width
-        self._last = -1
-
-    def __call__(self, fraction: float) -> None:
-        pct = int(max(0.0, min(1.0, fraction)) * 100)
-        if pct == self._last:
-            return
-        self._last = pct
-        filled = pct * self.width // 100
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {pct:3d}%")
-        self.stream.flush()
-
-    def done(self) -> None:
-        if self._last >= 0:
-            self(1.0)
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _convert_run(args: argparse.Namespace) -> int:
     from pvdkit.convert import convert
 
-    src = args.input
-    if not os.path.exists(src):
-        raise PvdError(f"{src}: no such file")
+    src = require_input(args.input)
     show = args.progress if args.progress is not None else os.path.getsize(src) >= PROGRESS_MIN_BYTES
     bar = ProgressBar(f"converting {os.path.basename(src)}") if show else None
     try:
@@ -631,27 +666,13 @@ add_subcommand(
 )
 
 
-# Subcommands of later parts of pvdkit, imported only when used.
+# pvdkit's own command of a later layer, imported only when used. Commands of other packages
+# (record, bicycle, view) are entry points (see the module docstring).
 add_subcommand(
-    LazySubCommand(
-        "record", "simulate a vehicle through a driving scenario and record it (.ovd or .h5)", "pvdkit.record"
-    )
-)
-add_subcommand(
-    LazySubCommand("view", "open recordings in the desktop viewer, or render one to an image", "viewer.cli")
-)
-add_subcommand(
-    LazySubCommand(
+    LazyCommand(
         "diff",
         "compare two recordings semantically (objects by identity, values with tolerances)",
         "pvdkit.diff.cli",
-    )
-)
-add_subcommand(
-    LazySubCommand(
-        "bicycle",
-        "linear bicycle model: understeer gradient, characteristic/critical speed, yaw-rate response",
-        "pvdkit.bicycle_cli",
     )
 )
 

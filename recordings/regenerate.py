@@ -30,8 +30,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pvdkit.record import record  # noqa: E402
 from pvdkit.recording import ListSeries, Recording  # noqa: E402
+from simcore.cli.record import record  # noqa: E402
 
 #: (scenario, file name) of every golden recording.
 GOLDENS = [(s, f"golden_{s}.h5") for s in ("accelerate", "brake", "step-steer", "slalom")]

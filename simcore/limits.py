@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from pvdkit.types import PvdError
+
 MAX_NB_WHEELS = 20
 MAX_NB_AXLES = MAX_NB_WHEELS
 #: ``PxVehicleComponentSequenceLimits``
@@ -98,7 +100,15 @@ BRAKE_TORQUE_BOUND = Bound(1e8, "N m", 2)
 ANTI_ROLL_BOUND = Bound(1e10, "N m/rad", 2)
 
 
-class ParamBoundsError(ValueError):
+class ParamsError(PvdError, ValueError):
+    """Params simcore rejects: a user error (a typo or a unit mistake in a vehicle file), not a
+    bug. A :class:`~pvdkit.types.PvdError`, so the command line prints it as one line, and a
+    ``ValueError``, so the callers that catch what ``validate()`` raises keep working. The
+    bounds check raises it (:class:`ParamBoundsError`); the parts' ``validate()`` methods still
+    raise plain ``ValueError``, which the file loaders turn into their own located errors."""
+
+
+class ParamBoundsError(ParamsError):
     """A param outside :data:`PARAM_BOUNDS`; ``part`` is the ``VehicleParams`` field holding
     it (e.g. ``"wheel"``), so a loader can point at the matching section of its file."""
 
@@ -162,8 +172,11 @@ MAX_BODY_ANGULAR_SPEED = 1e4
 MAX_ENGINE_SPEED = 1e5
 
 
-class SimulationDiverged(ValueError):
+class SimulationDiverged(PvdError, ValueError):
     """A simulation state left :mod:`simcore.limits`' bounds (or became inf / NaN).
+
+    A :class:`~pvdkit.types.PvdError` (the params or the scenario asked for it, not a bug in
+    simcore: ``pvdkit record`` prints it as one line) and a ``ValueError``, as it always was.
 
     The message is one line: ``simulation diverged at step 812: wheel 2 rotation_speed =
     1.4e+12 rad/s (limit 1e+05)``. ``step`` (1-based steps since the vehicle was placed),

@@ -29,12 +29,17 @@ from typing import Any
 
 import numpy as np
 
+from pvdkit.types import PvdError
+
 #: ``PxVehicleEngineDriveTransmissionCommandState::eAUTOMATIC_GEAR``.
 AUTOMATIC_GEAR = 0xFF
 
 
-class ScenarioError(ValueError):
-    """A scenario cannot run on this vehicle (the message says what the vehicle lacks)."""
+class ScenarioError(PvdError, ValueError):
+    """A scenario cannot run on this vehicle (the message says what the vehicle lacks).
+
+    A user error, so a :class:`~pvdkit.types.PvdError` (``pvdkit record`` prints it as one
+    line); also a ``ValueError``, as it always was."""
 
 
 @dataclass(frozen=True)

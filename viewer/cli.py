@@ -1,10 +1,11 @@
 """``pvdkit view`` and ``python -m viewer``: argument parsing only (no Qt import here).
 
-Hook into pvdkit's CLI either way:
-
-* ``pvdkit.cli.add_subcommand(LazySubCommand("view", HELP, "viewer.cli"))`` — uses
-  :func:`configure` and :func:`run` of this module, imported only when ``view`` is used;
-* or, with a plain argparse ``subparsers`` object, :func:`add_view_parser` (sets ``func``).
+``pvdkit`` finds the command through the ``pvdkit.commands`` entry point
+``view = "viewer.cli:COMMAND"``: ``pvdkit --help`` imports this module for the help line, so it
+stays import-light (Qt is imported by :mod:`viewer.app` when the command runs). The viewer's
+dependencies, PySide6 and pyqtgraph, come with the ``viewer`` extra; without them ``pvdkit
+view`` and ``python -m viewer`` say in one line to ``pip install 'pvdkit[viewer]'`` (exit 2).
+A plain argparse program can use :func:`add_view_parser` (sets ``func``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from pvdkit.lazy import LazyCommand, require_extra
 from pvdkit.types import PvdError
 
 HELP = "open recordings in the desktop viewer, or render it to an image (--screenshot)"
+#: The extra that installs the viewer's dependencies, and their top-level modules.
+EXTRA = "viewer"
+REQUIRES = ("PySide6", "pyqtgraph")
+#: ``pvdkit view`` (entry point ``viewer.cli:COMMAND``): :func:`configure` and :func:`run`.
+COMMAND = LazyCommand("view", HELP, __name__, extra=EXTRA, requires=REQUIRES)
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -81,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure(parser)
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
+        require_extra(EXTRA, REQUIRES, "the viewer")
         return run(args)
     except PvdError as exc:
         print(f"viewer: error: {' '.join(str(exc).split())}", file=sys.stderr)

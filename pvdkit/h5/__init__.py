@@ -5,16 +5,16 @@
 :func:`h5_to_ovd_bytes` rebuilds the exact ``.ovd``. The schema: ``docs/recording-format.md``.
 """
 
+from typing import TYPE_CHECKING
+
 from pvdkit.h5.format import FORMAT_NAME, FORMAT_VERSION, H5Writer, h5_to_ovd_bytes, open_h5_data
+from pvdkit.lazy import lazy_attributes
 
+if TYPE_CHECKING:
+    from pvdkit.h5.stream import H5Stream
 
-def __getattr__(name: str):
-    # H5Stream tokenizes what it receives (numba); import it on first use so that reading an
-    # .h5 recording does not load the compiler.
-    if name == "H5Stream":
-        from pvdkit.h5.stream import H5Stream
-
-        return H5Stream
-    raise AttributeError(f"module 'pvdkit.h5' has no attribute {name!r}")
+# H5Stream tokenizes what it receives (numba); imported on first use so that reading an .h5
+# recording does not load the compiler.
+__getattr__ = lazy_attributes(__name__, {"H5Stream": "pvdkit.h5.stream"})
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "H5Stream", "H5Writer", "h5_to_ovd_bytes", "open_h5_data"]

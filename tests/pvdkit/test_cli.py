@@ -15,6 +15,7 @@ from pvdkit import cli
 from pvdkit.recording import Recording
 from pvdkit.streams import MemoryStream
 from pvdkit.synthetic import write_every_command
+from pvdkit.terminal import ProgressBar, format_table
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
 EXPECTED_COUNTS = {
@@ -209,11 +210,45 @@ def test_convert_round_trip_and_progress(capsys, tmp_path):
 
 def test_progress_bar_draws_in_place():
     buf = io.StringIO()
-    bar = cli.ProgressBar("x", buf, width=10)
+    bar = ProgressBar("x", buf, width=10)
     for f in (0.0, 0.5, 0.5, 1.0):
         bar(f)
     bar.done()
     assert buf.getvalue() == "\rx [..........]   0%\rx [#####.....]  50%\rx [##########] 100%\n"
+
+
+def test_progress_bar_counts_steps_and_ends_its_line_once():
+    buf = io.StringIO()
+    bar = ProgressBar(stream=buf, width=10, unit="steps")
+    for step in (1, 2, 4, 4):
+        bar(step, 4)
+    bar.done()
+    assert buf.getvalue() == ("\r[##........]  25% 1/4 steps\r[#####.....]  50% 2/4 steps"
+                              "\r[##########] 100% 4/4 steps\n")
+
+
+def test_progress_bar_done_finishes_an_early_stop_and_stays_quiet_unused():
+    buf = io.StringIO()
+    bar = ProgressBar("x", buf, width=4)
+    bar.done()
+    assert buf.getvalue() == ""
+    bar(0.25)
+    bar.done()
+    assert buf.getvalue() == "\rx [#...]  25%\rx [####] 100%\n"
+
+
+def test_progress_bar_redraws_at_most_once_per_interval_but_always_the_end():
+    buf = io.StringIO()
+    bar = ProgressBar(stream=buf, width=4, min_interval=3600.0)
+    for step in range(1, 11):
+        bar(step, 10)
+    assert buf.getvalue() == "\r[....]  10% 1/10 steps\r[####] 100% 10/10 steps\n"
+
+
+def test_format_table_aligns_columns():
+    assert format_table(["a", "bbb"], [["10", "2"], ["3", "40000"]]) == [
+        " a    bbb", "10      2", " 3  40000"]
+    assert format_table(["a", "b"], [["xx", "y"]], align="left", indent="  ") == ["  a   b", "  xx  y"]
 
 
 # ------------------------------------------------------------------------------ bad input

@@ -204,8 +204,8 @@ def test_body_speed_bound_and_opt_out():
 
 
 def test_recording_keeps_the_frames_up_to_the_divergence(tmp_path):
-    from pvdkit.record import record
     from pvdkit.recording import Recording
+    from simcore.cli.record import record
 
     out = tmp_path / "rocket.ovd"
     with pytest.raises(SimulationDiverged) as info:

@@ -1,4 +1,4 @@
-"""``pvdkit record`` and :func:`pvdkit.record.record`: recordings a user can read back.
+"""``pvdkit record`` and :func:`simcore.cli.record.record`: recordings a user can read back.
 
 The acceptance checks of issue 5 that go through the pvdkit toolchain live here: ``pvdkit
 series`` on a simcore recording gives, for every wheel and step, what the Python API reported;
@@ -18,8 +18,8 @@ import pytest
 
 from pvdkit.cli import main, series_rows
 from pvdkit.convert import convert
-from pvdkit.record import RecordError, load_vehicle_params, record
 from pvdkit.recording import Recording
+from simcore.cli.record import RecordError, load_vehicle_params, record
 from simcore.presets import load_preset
 from simcore.scenarios import get_scenario
 from simcore.vehicle import Vehicle
@@ -146,9 +146,16 @@ def test_vehicle_file_loads_like_the_preset():
 @pytest.mark.parametrize(("argv", "message"), [
     (["record", "no_such_car"], "neither a preset"),
     (["record", "--scenario", "tank-turn"], "needs a tank"),
-    (["record", "--dt", "0"], "--dt must be a positive"),
+    (["record", "--dt", "0"], "--dt must be a time step in seconds in [1e-06, 1], got 0.0"),
+    (["record", "--dt", "1e-300"], "--dt must be a time step in seconds in [1e-06, 1], got 1e-300"),
+    (["record", "--dt", "2"], "--dt must be a time step in seconds in [1e-06, 1]"),
+    (["record", "--dt", "nan"], "--dt must be a time step"),
     (["record", "--duration", "-1"], "--duration must be a positive"),
-    (["record", "--substeps", "0"], "--substeps must be an integer >= 1"),
+    (["record", "--duration", "inf"], "--duration must be a positive, finite number of seconds, got inf"),
+    (["record", "--duration", "nan"], "--duration must be a positive"),
+    (["record", "--duration", "1e300"], "at most 10,000,000 steps are run"),
+    (["record", "--substeps", "0"], "--substeps must be an integer in 1..1000"),
+    (["record", "--substeps", "100000"], "--substeps must be an integer in 1..1000"),
     (["record", "-o", "out.txt"], "must end in .ovd or .h5"),
     (["record", "-o", "no/such/folder/x.ovd"], "does not exist"),
     (["record", "--scenario", "drift"], "invalid choice"),
@@ -165,3 +172,80 @@ def test_cli_bad_input_is_one_line_and_status_2(argv, message, capsys, tmp_path,
 def test_library_rejects_unknown_scenario():
     with pytest.raises(RecordError, match="unknown scenario 'drift'; available: idle, accelerate"):
         record("sedan", "drift", out="x.ovd")
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"duration": float("inf")}, "--duration must be a positive, finite number"),
+    ({"duration": 1e300}, "at most 10,000,000 steps"),
+    ({"dt": 1e-300}, "--dt must be a time step in seconds in [1e-06, 1]"),
+    ({"dt": True}, "--dt must be a time step"),
+    ({"substeps": float("inf")}, "--substeps must be an integer in 1..1000"),
+])
+@pytest.mark.parametrize("vehicle", ["sedan", "motorcycle"])
+def test_library_rejects_absurd_time_arguments_before_anything_is_written(vehicle, kwargs, message, tmp_path):
+    out = tmp_path / "x.h5"
+    with pytest.raises(RecordError) as info:
+        record(vehicle, out=out, **kwargs)
+    assert message in str(info.value)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("[" * 100_000 + "]" * 100_000, "Base.json: JSON nested too deeply"),
+    (b'{"AxleDescription": "\xff"}', "Base.json: line 1: not UTF-8 text"),
+])
+def test_unreadable_vehicle_json_names_the_file(content, message, tmp_path, capsys):
+    folder = tmp_path / "car"
+    folder.mkdir()
+    base = folder / "Base.json"
+    base.write_bytes(content if isinstance(content, bytes) else content.encode())
+    (folder / "DirectDrive.json").write_text("{}")
+    assert main(["record", str(folder), "--quiet", "-o", str(tmp_path / "x.h5")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{base}: " in err and message in err and "Traceback" not in err
+
+
+def test_user_errors_of_the_simulation_are_pvd_errors_and_still_value_errors():
+    from pvdkit.types import PvdError
+    from simcore.limits import ParamBoundsError, ParamsError, SimulationDiverged
+    from simcore.scenarios import ScenarioError
+
+    for cls in (RecordError, ScenarioError, SimulationDiverged, ParamsError, ParamBoundsError):
+        assert issubclass(cls, PvdError) and issubclass(cls, ValueError), cls
+
+
+def test_a_bug_in_the_simulation_keeps_its_traceback(monkeypatch, tmp_path):
+    """Only user errors become one line: a ValueError from a bug must not read as bad input."""
+    import simcore.cli.record as record_cli
+
+    def broken(*args, **kwargs):
+        raise ValueError("operands could not be broadcast together")
+
+    monkeypatch.setattr(record_cli, "record", broken)
+    with pytest.raises(ValueError, match="broadcast"):
+        main(["record", "--quiet", "-o", str(tmp_path / "x.h5")])
+
+
+def test_a_diverging_simulation_is_one_line(monkeypatch, tmp_path, capsys):
+    import simcore.cli.record as record_cli
+    from simcore.limits import SimulationDiverged
+
+    def diverges(*args, **kwargs):
+        raise SimulationDiverged(12, "wheel 0 rotation_speed", 1e12, 1e5, "rad/s")
+
+    monkeypatch.setattr(record_cli, "record", diverges)
+    assert main(["record", "--quiet", "-o", str(tmp_path / "x.h5")]) == 2
+    assert capsys.readouterr().err == ("pvdkit: error: record: simulation diverged at step 12: "
+                                       "wheel 0 rotation_speed = 1e+12 rad/s (limit 1e+05)\n")
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda text: text.replace("enabled = true", "enabled = false", 1), "car.physics: no enabled vehicle"),
+    (lambda text: "vehicles = [", "car.physics:1:"),
+])
+def test_unusable_physics_files_are_one_line(edit, message, tmp_path, capsys):
+    physics = tmp_path / "car.physics"
+    physics.write_text(edit((DATA / "4wheel.physics").read_text()))
+    assert main(["record", str(physics), "--quiet", "-o", str(tmp_path / "x.h5")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err

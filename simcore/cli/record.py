@@ -1,6 +1,9 @@
 """``pvdkit record``: simulate a simcore vehicle through a driving scenario and record it.
 
-The library function :func:`record` does the work (the CLI subcommand only parses and prints):
+The command reaches ``pvdkit``'s command line through the ``pvdkit.commands`` entry point
+``record = "simcore.cli:RECORD"`` (see :mod:`simcore.cli`); this module is imported only when
+the command runs. The library function :func:`record` does the work (the CLI subcommand only
+parses and prints):
 it builds the vehicle (a preset name or a PhysX vehicle JSON file), attaches a
 :class:`~simcore.pvd.recorder.PvdRecorder` writing to ``.ovd`` (PhysX's format, byte for byte)
 or ``.h5`` (pvdkit's HDF5 recording), runs the scenario and returns a :class:`RecordSummary`.
@@ -15,14 +18,18 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from pvdkit.signals import Terminated, exit_status, interruption_reason, terminate_as_exception
 from pvdkit.streams import OvdFileStream
+from pvdkit.terminal import ProgressBar
 from pvdkit.types import PvdError
 from pvdkit.writer import OmniPvdWriter
+from simcore.cli import RECORD_HELP
 
 #: Where ``pvdkit record`` writes when no output is given.
 DEFAULT_DIRECTORY = Path("recordings")
@@ -36,8 +43,13 @@ ENGINE_DRIVE_VEHICLES = {
 }
 
 
-class RecordError(ValueError):
-    """Bad input to :func:`record`: unknown vehicle or scenario, bad output path, bad numbers."""
+class RecordError(PvdError, ValueError):
+    """Bad input to :func:`record`: unknown vehicle or scenario, unreadable vehicle file, bad
+    output path, bad numbers.
+
+    A :class:`~pvdkit.types.PvdError` (a user error: ``pvdkit record`` prints it as one line,
+    exit status 2) and, for callers that caught it as such before, a ``ValueError``.
+    """
 
 
 @dataclass(frozen=True)
@@ -104,16 +116,19 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
         import importlib
 
         module, function = ENGINE_DRIVE_VEHICLES[name]
-        try:
-            make = getattr(importlib.import_module(module), function)
-        except (ImportError, AttributeError) as exc:
-            raise RecordError(f"vehicle {name!r} needs {module}.{function}, which is not available: "
-                              f"{exc}") from None
-        return make(), name
+        return getattr(importlib.import_module(module), function)(), name
     if name.lower().endswith(".physics"):
-        from simcore.stingray import load_physics_vehicle
+        from simcore.stingray import load_physics
+        from simcore.stingray.sjson import SjsonError
 
-        description = load_physics_vehicle(name)
+        try:
+            physics = load_physics(name)
+        except SjsonError as exc:  # unreadable, not SJSON, or not a vehicle (StingrayError)
+            raise RecordError(str(exc)) from None
+        try:
+            description = physics.vehicle()
+        except KeyError as exc:  # no enabled vehicle in the file
+            raise RecordError(str(exc.args[0])) from None
         return description, description.label
     path = Path(name)
     if path.is_dir():
@@ -122,16 +137,20 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
         known = ", ".join(sorted(PRESETS) + sorted(set(ENGINE_DRIVE_VEHICLES) - set(PRESETS)))
         raise RecordError(f"vehicle {name!r} is neither a preset ({known}) "
                           "nor a PhysX vehicle JSON file (Base.json or a folder holding one)")
-    from simcore.io.physx_json import load_physx_vehicle
+    from simcore.io.physx_json import PhysXJsonError, load_physx_vehicle
 
     folder = path.parent
     if (folder / "DirectDrive.json").is_file():
-        params = load_physx_vehicle(path, folder / "DirectDrive.json", "direct")
+        drivetrain_file, kind = folder / "DirectDrive.json", "direct"
     elif (folder / "EngineDrive.json").is_file():
-        params = load_physx_vehicle(path, folder / "EngineDrive.json", "engine")
+        drivetrain_file, kind = folder / "EngineDrive.json", "engine"
     else:
         raise RecordError(f"vehicle file {path}: no DirectDrive.json or EngineDrive.json beside it "
                           "to say which drivetrain it has")
+    try:
+        params = load_physx_vehicle(path, drivetrain_file, kind)
+    except PhysXJsonError as exc:  # names the file, the JSON path and what was expected
+        raise RecordError(str(exc)) from None
     return params, path.stem if path.stem != "Base" else folder.name
 
 
@@ -175,16 +194,25 @@ def record(
     ``timestamps``: frame timestamps in simulated nanoseconds (``"ns"``) or PhysX's frame
     counter (``"frame"``). ``progress(step, steps)`` is called after every step.
     """
+    import math
+
+    from simcore.limits import MAX_DT, MAX_STEPS, MAX_SUBSTEPS, MIN_DT
     from simcore.pvd.recorder import PvdRecorder
     from simcore.scenarios import DEFAULT_SCENARIO, ScenarioError, get_scenario
     from simcore.vehicle import DEFAULT_NB_SUBSTEPS, Vehicle
 
-    if not (isinstance(dt, int | float) and dt > 0.0):
-        raise RecordError(f"--dt must be a positive number of seconds, got {dt!r}")
-    if duration is not None and not duration > 0.0:
-        raise RecordError(f"--duration must be a positive number of seconds, got {duration!r}")
-    if substeps is not None and (int(substeps) != substeps or substeps < 1):
-        raise RecordError(f"--substeps must be an integer >= 1, got {substeps!r}")
+    if isinstance(dt, bool) or not isinstance(dt, int | float) or not MIN_DT <= dt <= MAX_DT:
+        raise RecordError(f"--dt must be a time step in seconds in [{MIN_DT:g}, {MAX_DT:g}], got {dt!r}")
+    if duration is not None:
+        if isinstance(duration, bool) or not isinstance(duration, int | float) or not (
+                math.isfinite(duration) and duration > 0.0):
+            raise RecordError(f"--duration must be a positive, finite number of seconds, got {duration!r}")
+        if duration / dt > MAX_STEPS:
+            raise RecordError(f"--duration {duration:g} s is {duration / dt:.3g} steps of --dt {dt:g} s; "
+                              f"at most {MAX_STEPS:,} steps are run ({MAX_STEPS * dt:g} s at that --dt)")
+    if substeps is not None and (isinstance(substeps, bool) or not isinstance(substeps, int | float)
+                                 or not float(substeps).is_integer() or not 1 <= substeps <= MAX_SUBSTEPS):
+        raise RecordError(f"--substeps must be an integer in 1..{MAX_SUBSTEPS}, got {substeps!r}")
     if _is_motorcycle(vehicle):
         return _record_motorcycle(vehicle, scenario, duration=duration, dt=dt, out=out,
                                   timestamps=timestamps, progress=progress)
@@ -209,7 +237,7 @@ def record(
 
     writer = open_writer(path)
     start = time.perf_counter()
-    with PvdRecorder(writer, timestamps=timestamps) as recorder:
+    with PvdRecorder(writer, timestamps=timestamps) as recorder, _marks_early_stop(writer):
         recorder.attach(car)
         steps = sc.run(car, dt, total * dt,
                        after_step=(lambda i: progress(i + 1, total)) if progress is not None else None)
@@ -242,11 +270,25 @@ def _record_motorcycle(vehicle: str, scenario: str | None, *, duration: float | 
     path = _output_path(out, f"{preset}_{name}")
     writer = open_writer(path)
     start = time.perf_counter()
-    trace, recorder = record_motorcycle(writer, preset, name, dt=dt, duration=duration,
-                                        timestamps=timestamps, progress=progress)
+    with _marks_early_stop(writer):
+        trace, recorder = record_motorcycle(writer, preset, name, dt=dt, duration=duration,
+                                            timestamps=timestamps, progress=progress)
     wall = time.perf_counter() - start
     return RecordSummary(path, preset, name, len(trace.time), recorder.frames, recorder.nb_objects,
                          path.stat().st_size, wall, recorder.time)
+
+
+@contextmanager
+def _marks_early_stop(writer: OmniPvdWriter) -> Iterator[None]:
+    """If the block stops early (Ctrl-C, SIGTERM, an error), the recording closes with
+    ``complete = false`` and the reason (streams that can say so: ``.h5``)."""
+    try:
+        yield
+    except BaseException as exc:
+        mark = getattr(writer.stream, "mark_interrupted", None)
+        if mark is not None:
+            mark(interruption_reason(exc) or f"stopped by an error: {exc}")
+        raise
 
 
 def _output_path(out: str | os.PathLike | None, stem: str) -> Path:
@@ -262,29 +304,6 @@ def _output_path(out: str | os.PathLike | None, stem: str) -> Path:
 # --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
-
-
-class ProgressBar:
-    """A one-line progress bar on ``stream`` (stderr), redrawn at most ten times a second."""
-
-    def __init__(self, stream: TextIO | None = None, width: int = 30) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self.width = width
-        self._last = 0.0
-        self._shown = False
-
-    def __call__(self, step: int, total: int) -> None:
-        now = time.perf_counter()
-        if step < total and now - self._last < 0.1:
-            return
-        self._last = now
-        done = int(self.width * step / total)
-        self.stream.write(f"\r[{'#' * done}{'.' * (self.width - done)}] {100 * step // total:3d}% "
-                          f"{step}/{total} steps")
-        self._shown = True
-        if step >= total:
-            self.stream.write("\n")
-        self.stream.flush()
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -304,12 +323,14 @@ def configure(p: argparse.ArgumentParser) -> None:
                    metavar="NAME",
                    help=f"cars: {', '.join(SCENARIOS)} (default: {DEFAULT_SCENARIO}); motorcycle: "
                         f"{', '.join(MOTORCYCLE_SCENARIOS)} (default: brake-test)")
+    from simcore.limits import MAX_DT, MAX_STEPS, MAX_SUBSTEPS, MIN_DT
+
     p.add_argument("--duration", type=float, default=None, metavar="S",
-                   help="simulated seconds (default: the scenario's)")
+                   help=f"simulated seconds (default: the scenario's; at most {MAX_STEPS:,} steps)")
     p.add_argument("--dt", type=float, default=DEFAULT_DT, metavar="S",
-                   help="time step in seconds (default 1/60)")
+                   help=f"time step in seconds, {MIN_DT:g} … {MAX_DT:g} (default 1/60)")
     p.add_argument("--substeps", type=int, default=None, metavar="N",
-                   help="substeps of the suspension/tire/rigid-body group (default 3)")
+                   help=f"substeps of the suspension/tire/rigid-body group, 1 … {MAX_SUBSTEPS} (default 3)")
     p.add_argument("-o", "--output", default=None, metavar="OUT",
                    help="output file ending in .ovd or .h5 (default: recordings/<vehicle>_<scenario>.h5)")
     p.add_argument("--timestamps", choices=("ns", "frame"), default="ns",
@@ -318,27 +339,34 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``pvdkit record``: print the summary, return 0; bad input raises :class:`PvdError`
-    (the CLI prints it as one line and exits with status 2)."""
+    """Run ``pvdkit record``: print the summary, return 0.
+
+    User errors are :class:`~pvdkit.types.PvdError` s, which ``pvdkit`` prints as one line
+    (exit status 2): the simulation's own (:class:`RecordError`,
+    :class:`~simcore.scenarios.ScenarioError`, :class:`~simcore.limits.SimulationDiverged`,
+    :class:`~simcore.limits.ParamsError`) and an :class:`OSError` (the output cannot be
+    written) get a ``record:`` prefix; pvdkit's (``disk full writing …``) pass as they are.
+    Anything else is a bug and keeps its traceback. Ctrl-C / SIGTERM close the recording and
+    exit 130 / 143.
+    """
+    from simcore.limits import ParamsError, SimulationDiverged
     from simcore.scenarios import ScenarioError
 
-    bar = None if args.quiet else ProgressBar()
+    bar = None if args.quiet else ProgressBar(width=30, unit="steps", min_interval=0.1)
     try:
-        summary = record(args.vehicle, args.scenario, duration=args.duration, dt=args.dt,
-                         substeps=args.substeps, out=args.output, timestamps=args.timestamps, progress=bar)
-    except (RecordError, ScenarioError, ValueError, OSError) as exc:
+        with terminate_as_exception():
+            summary = record(args.vehicle, args.scenario, duration=args.duration, dt=args.dt,
+                             substeps=args.substeps, out=args.output, timestamps=args.timestamps,
+                             progress=bar)
+    except (KeyboardInterrupt, Terminated) as exc:
+        print(f"\nrecord: {interruption_reason(exc)}; the recording keeps every frame written before",
+              file=sys.stderr)
+        return exit_status(exc)
+    except (RecordError, ScenarioError, SimulationDiverged, ParamsError, OSError) as exc:
         raise PvdError(f"record: {exc}") from None
     print(summary.format())
     return 0
 
 
-def _register() -> None:
-    from pvdkit.cli import SubCommand, add_subcommand
-
-    add_subcommand(SubCommand("record", HELP, configure, run))
-
-
-#: One-line help of the subcommand.
-HELP = "simulate a vehicle through a driving scenario and record it (.ovd or .h5)"
-
-_register()
+#: One-line help of the subcommand (the entry point's, :data:`simcore.cli.RECORD_HELP`).
+HELP = RECORD_HELP

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-import pvdkit.bicycle_cli as bicycle_cli
+import simcore.cli.bicycle as bicycle_cli
 from pvdkit.cli import main
 from pvdkit.recording import Recording
 

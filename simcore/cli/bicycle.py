@@ -4,8 +4,9 @@ Thin layer over :mod:`simcore.bicycle`: parse the seven parameters (defaults: a 
 :data:`simcore.bicycle.params.DEFAULT_BICYCLE`), call :func:`simcore.bicycle.analyse`, print the
 report or JSON, optionally write PNG plots and record a steer-step response (``.ovd`` or ``.h5``).
 
-Wire it into the CLI with :func:`add_bicycle_parser` on an argparse subparsers object, or by
-importing this module from ``pvdkit.cli.EXTENSIONS`` (it registers the ``bicycle`` subcommand).
+``pvdkit`` finds the command through the ``pvdkit.commands`` entry point
+``bicycle = "simcore.cli:BICYCLE"`` (see :mod:`simcore.cli`) and imports this module only when
+it runs; a plain argparse program can call :func:`add_bicycle_parser` instead.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Any, TextIO
 
 from pvdkit import outputs
 from pvdkit.types import PvdError
+from simcore.cli import BICYCLE_HELP
 from simcore.limits import MAX_DT, MAX_STEPS, MIN_DT
 
-#: One-line help of the subcommand.
-HELP = "linear bicycle model: understeer gradient, characteristic/critical speed, yaw-rate response"
+#: One-line help of the subcommand (the entry point's, :data:`simcore.cli.BICYCLE_HELP`).
+HELP = BICYCLE_HELP
 
 _PARAMS = (
     ("m", "mass", "KG", "vehicle mass"),
@@ -120,8 +122,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def _record(params: Any, args: argparse.Namespace) -> str:
     from pathlib import Path
 
-    from pvdkit.record import RecordError, open_writer
     from simcore.bicycle.pvd import record_bicycle
+    from simcore.cli.record import RecordError, open_writer
 
     path = Path(args.record)
     try:
@@ -131,12 +133,3 @@ def _record(params: Any, args: argparse.Namespace) -> str:
     _, recorder = record_bicycle(writer, params, math.radians(args.steer), args.duration, args.dt)
     return (f"recorded {recorder.frames} frames ({args.steer:g} deg steer step, {args.duration:g} s) "
             f"-> {path}")
-
-
-def _register() -> None:
-    from pvdkit.cli import SubCommand, add_subcommand
-
-    add_subcommand(SubCommand("bicycle", HELP, configure, run))
-
-
-_register()
