@@ -793,12 +793,9 @@ def compare(a: Recording, b: Recording, options: DiffOptions | None = None) -> D
 def open_recording(path: str, side: str) -> tuple[Recording, list[str]]:
     """Open a recording for diffing: :class:`PvdError` naming the side when it cannot be read;
     damage warnings are returned (the damage itself is reported as a difference)."""
-    import os
+    from pvdkit.outputs import require_input
 
-    if not os.path.exists(path):
-        raise PvdError(f"{side}: {path}: no such file")
-    if os.path.isdir(path):
-        raise PvdError(f"{side}: {path}: is a directory, expected an .ovd or .h5 recording")
+    require_input(path, label=side)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PvdWarning)
         try:

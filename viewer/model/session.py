@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from pvdkit.outputs import require_input
 from pvdkit.recording import Object, Recording
 from pvdkit.types import PvdError
 from viewer.model.geometry import GroundPlane
@@ -53,11 +54,7 @@ class RecordingSession:
         """Open and index a ``.ovd`` or ``.h5`` file. Raises :class:`PvdError` with a readable
         message for a missing, unreadable or foreign file."""
         report = progress or _no_progress
-        name = os.fspath(path)
-        if not os.path.exists(name):
-            raise PvdError(f"{name}: no such file")
-        if os.path.isdir(name):
-            raise PvdError(f"{name}: is a directory, expected an .ovd or .h5 recording")
+        name = require_input(path)
         t0 = time.perf_counter()
         size = os.path.getsize(name)
         report(None, f"indexing {os.path.basename(name)} ({size / 1e6:.1f} MB)")
