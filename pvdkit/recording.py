@@ -49,6 +49,7 @@ from pvdkit.ovd.codec import (
     RegisterFlagsAttribute,
     RegisterUniqueListAttribute,
     Version,
+    check_version,
     decode_command_at,
 )
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
@@ -78,6 +79,22 @@ NEVER = np.iinfo(np.int32).max
 #: Series families: values set by SET_ATTRIBUTE, or unique-list membership changes.
 FAMILY_SET = 0
 FAMILY_LIST = 1
+
+#: Most class attributes one attribute path of :attr:`Class.paths` goes through (deeper nesting
+#: is not expanded; OmniPVD itself allows 255 handles per path).
+MAX_CLASS_NESTING = 16
+#: Work :attr:`Class.paths` may do for one class, in characters of the dotted names it builds
+#: plus 16 per attribute visited: at least ``MIN_PATH_WORK``, else ``PATH_WORK_PER_BYTE`` × the
+#: bytes of the recording's attribute registrations (the budget grows with the file, so it
+#: never cuts a real schema short, and no file makes it build more than that).
+MIN_PATH_WORK = 1 << 20
+PATH_WORK_PER_BYTE = 16
+#: Most classes in a base-class chain (:attr:`Class.mro`): PhysX's are about 5 deep; a longer
+#: chain in a file is cut there, as a cycle is, so that walking it stays cheap.
+MAX_BASE_DEPTH = 64
+#: Longest dotted name of an attribute path (:attr:`Series.name`, :meth:`Recording.state_at`
+#: keys); a longer one (up to 255 names of up to 64 KB each) is named by its handles ("9/10").
+MAX_PATH_NAME = 1024
 
 AttributeRegistration = (
     RegisterAttribute
@@ -352,8 +369,12 @@ class IndexBuilder:
         self._series = _HashMap()
         self._deep: dict[tuple[int, ...], int] = {}
         self._deep_map = _HashMap(16)
-        self._deep_handles = np.zeros(0, np.uint32)
-        self._deep_starts = np.zeros(1, np.int64)
+        # Handles of every multi-handle path end to end (path i is handles[starts[i]:starts[i+1]]),
+        # in arrays with spare room that double when full: one copy per path would make a
+        # stream of many distinct deep paths quadratic.
+        self._deep_handles = np.zeros(64, np.uint32)
+        self._deep_starts = np.zeros(16, np.int64)
+        self._deep_used = 0
         self.paths: list[tuple[int, ...]] = []
         self.n_rows = 0
         self.n_frames = 0
@@ -559,8 +580,14 @@ class IndexBuilder:
         q = at + 18
         path = tuple(int(h) for h in buf[q : q + 4 * d].copy().view("<u4"))
         pid = self._deep.setdefault(path, len(self._deep))
-        self._deep_handles = np.concatenate([self._deep_handles, np.asarray(path, np.uint32)])
-        self._deep_starts = np.append(self._deep_starts, len(self._deep_handles))
+        used = self._deep_used + d
+        if used > len(self._deep_handles):
+            self._deep_handles = _grown(self._deep_handles, used)
+        self._deep_handles[self._deep_used : used] = path
+        self._deep_used = used
+        if pid + 2 > len(self._deep_starts):
+            self._deep_starts = _grown(self._deep_starts, pid + 2)
+        self._deep_starts[pid + 1] = used
         K = _kernels()
         m = self._deep_map
         if 2 * (m.count + 1) > len(m.keys):
@@ -599,42 +626,48 @@ class IndexBuilder:
 
     def _frames(self, buf: np.ndarray, table: CommandTable, fr_rows: np.ndarray, row0: int):
         kind = table.kind
-        starts = fr_rows[kind[fr_rows] == Command.START_FRAME]
-        st_rows = fr_rows[kind[fr_rows] == Command.STOP_FRAME]
+        is_start = kind[fr_rows] == Command.START_FRAME
+        starts = fr_rows[is_start]
+        st_rows = fr_rows[~is_start]
         times = buf[table.offset[fr_rows][:, None] + 9 + np.arange(8)].copy().view("<u8").reshape(-1)
         frame0 = self.n_frames
         nf = len(starts)
         frames = FrameTable(
             table.context[starts].copy(),
-            times[kind[fr_rows] == Command.START_FRAME],
+            times[is_start],
             np.zeros(nf, np.uint64),
             np.zeros(nf, bool),
             starts + row0,
         )
-        is_start = kind[fr_rows] == Command.START_FRAME
         stop_times = times[~is_start]
-        stop_frame = np.full(len(st_rows), -1, np.int64)
-        start_ctx = table.context[starts]
         stop_ctx = table.context[st_rows]
         # A STOP_FRAME closes the latest START_FRAME of its context unless a STOP of that context
         # came in between (then it closes nothing); the open frame of each context carries over.
-        for c in np.unique(table.context[fr_rows]).tolist():
-            s_idx = np.flatnonzero(start_ctx == c)
-            t_idx = np.flatnonzero(stop_ctx == c)
-            s_rows, t_rows = starts[s_idx], st_rows[t_idx]
-            j = np.searchsorted(s_rows, t_rows) - 1
-            prev_stop = np.concatenate([[-1], t_rows[:-1]])
-            ok = np.zeros(len(t_rows), bool)
-            if len(s_rows):
-                ok = (j >= 0) & (s_rows[np.maximum(j, 0)] > prev_stop)
-            stop_frame[t_idx[ok]] = frame0 + s_idx[j[ok]]
-            carried = self._open_frame.pop(c, -1)
-            if len(t_rows) and j[0] < 0 and carried >= 0:
-                stop_frame[t_idx[0]] = carried
-            elif carried >= 0 and not len(t_rows) and not len(s_rows):
-                self._open_frame[c] = carried
-            if len(s_rows) and (not len(t_rows) or s_rows[-1] > t_rows[-1]):
-                self._open_frame[c] = frame0 + int(s_idx[-1])
+        # With the frame commands grouped by context (stream order kept within a context), a
+        # STOP closes a frame exactly when the command before it in its group is a START — one
+        # sort, whatever the number of contexts.
+        ctx = table.context[fr_rows]
+        order = np.argsort(ctx, kind="stable")
+        c_s, start_s = ctx[order], is_start[order]
+        event_frame = np.full(len(fr_rows), -1, np.int64)
+        event_frame[is_start] = frame0 + np.arange(nf)
+        f_s = event_frame[order]
+        first = np.ones(len(order), bool)
+        first[1:] = c_s[1:] != c_s[:-1]
+        closed_s = np.full(len(order), -1, np.int64)
+        after_start = ~start_s[1:] & start_s[:-1] & ~first[1:]
+        closed_s[1:][after_start] = f_s[:-1][after_start]
+        heads = np.flatnonzero(first)
+        head_ctx = c_s[heads].tolist()
+        carried = np.array([self._open_frame.pop(c, -1) for c in head_ctx], np.int64)
+        resumed = ~start_s[heads] & (carried >= 0)  # a group opening with a STOP closes the carried frame
+        closed_s[heads[resumed]] = carried[resumed]
+        tails = np.append(heads[1:] - 1, len(order) - 1) if len(heads) else heads
+        still_open = tails[start_s[tails]]  # a group ending with a START leaves that frame open
+        self._open_frame.update(zip(c_s[still_open].tolist(), f_s[still_open].tolist(), strict=True))
+        closed = np.empty(len(order), np.int64)
+        closed[order] = closed_s
+        stop_frame = closed[~is_start]
         self.n_frames += nf
         mine = stop_frame >= frame0
         frames.stop[stop_frame[mine] - frame0] = stop_times[mine]
@@ -648,6 +681,13 @@ class IndexBuilder:
             "command": st_rows + row0,
         }
         return frames, stops, stop_updates, frame0
+
+
+def _grown(a: np.ndarray, need: int) -> np.ndarray:
+    """``a`` copied into an array of at least ``need`` elements (doubling, zeros after)."""
+    out = np.zeros(max(need, 2 * len(a)), a.dtype)
+    out[: len(a)] = a
+    return out
 
 
 def merge_batch_tables(batches: Sequence[Batch]) -> tuple[ObjectTable, FrameTable, SeriesTable]:
@@ -727,13 +767,18 @@ class Attribute:
 
 @dataclass(eq=False)
 class Class:
-    """A registered class: name, handle, base class, own attributes and (for enums) values."""
+    """A registered class: name, handle, base class, own attributes and (for enums) values.
+
+    ``path_work`` bounds the work of :attr:`paths` (see :data:`MIN_PATH_WORK`);
+    :func:`build_registry` sets it from the size of the recording's registrations.
+    """
 
     handle: int
     name: str
     base: Class | None = None
     attributes: dict[str, Attribute] = field(default_factory=dict)
     enum_values: dict[str, int] = field(default_factory=dict)
+    path_work: int = field(default=MIN_PATH_WORK, repr=False)
 
     def __repr__(self) -> str:
         base = f" : {self.base.name}" if self.base else ""
@@ -741,9 +786,10 @@ class Class:
 
     @property
     def mro(self) -> list[Class]:
-        """This class, then its base, its base's base … (cycles in bad input are cut)."""
+        """This class, then its base, its base's base … (cycles in bad input are cut, and a
+        chain longer than :data:`MAX_BASE_DEPTH` classes)."""
         chain, seen, c = [], set(), self
-        while c is not None and c.handle not in seen:
+        while c is not None and c.handle not in seen and len(chain) < MAX_BASE_DEPTH:
             chain.append(c)
             seen.add(c.handle)
             c = c.base
@@ -768,21 +814,55 @@ class Class:
 
         A class attribute ``pose`` of class ``Transform`` (attributes ``p``, ``q``) gives
         ``"pose.p"`` and ``"pose.q"``; plain, flags and unique-list attributes give themselves.
-        """
-        return self._paths(0)
 
-    def _paths(self, depth: int) -> dict[str, tuple[Attribute, ...]]:
+        Bounds, so that a hostile file cannot make this explode (k class attributes per level
+        would otherwise give k^depth paths): a class attribute whose class is already being
+        expanded on the way down (a class containing itself, directly or through a cycle — no
+        C++ struct can) is not expanded; nesting stops at :data:`MAX_CLASS_NESTING` class
+        attributes; and the expansion stops after ``path_work`` units of work (characters of
+        the names it builds + 16 per attribute visited; at least :data:`MIN_PATH_WORK`, else
+        :data:`PATH_WORK_PER_BYTE` × the bytes of the recording's registrations), which PhysX
+        schemas stay far below. Data written through a path left out here is still read: it
+        shows in :meth:`Recording.state_at` and :meth:`Recording.series` finds it by name.
+        """
         out: dict[str, tuple[Attribute, ...]] = {}
-        for name, a in self.all_attributes().items():
-            if a.kind == "class":
-                if a.attribute_class is not None and depth < 16:
-                    for sub, chain in a.attribute_class._paths(depth + 1).items():
-                        out[f"{name}.{sub}"] = (a, *chain)
-            else:
-                out[name] = (a,)
+        self._expand(out, "", (), (self,), [self.path_work], {})
         return out
 
-    @property
+    def _expand(
+        self,
+        out: dict[str, tuple[Attribute, ...]],
+        prefix: str,
+        chain: tuple[Attribute, ...],
+        stack: tuple[Class, ...],
+        work: list[int],
+        own: dict[int, dict[str, Attribute]],
+    ) -> None:
+        """Add this class's paths under ``prefix``/``chain``; ``stack`` = classes being expanded,
+        ``work`` = the work left (see :attr:`paths`; shared by the whole expansion), ``own``
+        caches all_attributes."""
+        attrs = own.get(id(self))
+        if attrs is None:
+            attrs = own[id(self)] = self.all_attributes()
+        for name, a in attrs.items():
+            cost = 16 + len(prefix) + len(name)
+            if work[0] < cost:
+                work[0] = 0
+                return
+            work[0] -= cost
+            if a.kind != "class":
+                path = (*chain, a)
+                key = prefix + name
+                if chain and len(key) > MAX_PATH_NAME:  # the name Series gives it: its handles
+                    key = "/".join(str(x.handle) for x in path)
+                out[key] = path
+                continue
+            sub = a.attribute_class
+            if sub is None or len(chain) >= MAX_CLASS_NESTING or any(sub is c for c in stack):
+                continue
+            sub._expand(out, f"{prefix}{name}.", (*chain, a), (*stack, sub), work, own)
+
+    @cached_property
     def is_flags(self) -> bool:
         """True for an enum class whose values are bits: decoded as a set of names, not one name.
 
@@ -860,6 +940,10 @@ def build_registry(
             a.enum_class = classes.get(h)
         else:
             a.attribute_class = classes.get(h)
+    size = sum(17 + len(a.name) for a in attrs.values())  # the bytes of their registrations
+    work = max(MIN_PATH_WORK, PATH_WORK_PER_BYTE * size)
+    for c in classes.values():
+        c.path_work = work
     return classes, attrs
 
 
@@ -975,13 +1059,16 @@ class Frames:
 
 
 def _decode_kind(attr: Attribute | None) -> tuple[str, np.dtype | None]:
-    """How values of ``attr`` decode: (kind, element dtype)."""
+    """How values of ``attr`` decode: (kind, element dtype). A flags attribute whose enum class
+    was never registered decodes to plain numbers (``"word"``)."""
     if attr is None:
         return "bytes", None
     dt = attr.data_type
     if attr.kind == "flags":
         cls = attr.enum_class
-        return ("flags" if cls is not None and cls.is_flags else "enum"), None
+        if cls is None:
+            return "word", None
+        return ("flags" if cls.is_flags else "enum"), None
     if dt is None:
         return "bytes", None
     if dt == DataType.STRING:
@@ -1012,11 +1099,29 @@ def _typed(samples: Samples, dtype: np.dtype | None, *, uint_by_size: bool = Fal
     return out
 
 
-def _words(raw) -> list[int]:
-    """Each sample of an enum/flags series as one unsigned int, whatever width it was written in."""
+#: Payload sizes of an enum or flags word: PhysX writes ``PxFlags`` storage types (1, 2 or 4
+#: bytes), enums as u32, and 64-bit masks. Anything else is no word (a damaged file).
+WORD_SIZES = (1, 2, 4, 8)
+#: Names shown per set bit of a flags word (PhysX registers at most two values per bit, e.g.
+#: ``eBATCH_QUERY_LEGACY_BEHAVIOUR`` = ``eDISABLE_HARDCODED_FILTER`` = 64); more are ignored so
+#: that decoding stays proportional to the samples.
+MAX_NAMES_PER_BIT = 8
+
+
+def _words(raw, what: str) -> list[int | str]:
+    """Each sample of an enum/flags series as one unsigned int, whatever width (1, 2, 4 or 8
+    bytes) it was written in; any other size gives the marker ``"<invalid WHAT: N bytes>"``
+    (never a big integer: those cost quadratic time to decode and cannot be printed)."""
     if isinstance(raw, np.ndarray) and raw.ndim == 1:
         return raw.tolist()
-    return [int.from_bytes(np.ascontiguousarray(v).view(np.uint8).tobytes(), "little") for v in raw]
+    out: list[int | str] = []
+    for v in raw:
+        b = np.ascontiguousarray(v).view(np.uint8)
+        if b.nbytes in WORD_SIZES:
+            out.append(int.from_bytes(b.tobytes(), "little"))
+        else:
+            out.append(f"<invalid {what}: {b.nbytes} bytes>")
+    return out
 
 
 def _text(raw: bytes) -> str:
@@ -1033,7 +1138,9 @@ class Series:
     elements actually written, which PhysX sometimes makes differ from the registered count);
     variable-length samples → a list of 1-D arrays; object handles → uint64 array (resolve
     with :meth:`Recording.resolve`); enums → array of names; flags → list of frozensets of
-    names (unknown bits as hex strings); strings → list of str (trailing NULs dropped).
+    names (unknown bits as hex strings); an enum/flags payload that is not a 1, 2, 4 or 8-byte
+    word → the string ``"<invalid flags: N bytes>"`` (or ``enum``) for that sample; flags of an
+    enum class never registered → the numbers; strings → list of str (trailing NULs dropped).
     ``raw`` is the undecoded numeric form. Unpacks as ``frames, values = series``.
     """
 
@@ -1063,7 +1170,7 @@ class Series:
     @cached_property
     def raw(self):
         """Numeric form: element values (enums and flags as unsigned ints, strings as bytes)."""
-        return _typed(self.samples, self._dtype, uint_by_size=self._kind in ("enum", "flags"))
+        return _typed(self.samples, self._dtype, uint_by_size=self._kind in ("enum", "flags", "word"))
 
     @cached_property
     def values(self):
@@ -1073,29 +1180,42 @@ class Series:
             return [_text(bytes(r)) for r in raw]
         if self._kind == "enum":
             names = {v: k for k, v in reversed(list(self.attribute.enum_class.enum_values.items()))}
-            words = _words(raw)
-            table = {v: names.get(v, str(v)) for v in set(words)}
+            words = _words(raw, "enum")
+            table = {v: v if isinstance(v, str) else names.get(v, str(v)) for v in set(words)}
             return np.array([table[v] for v in words], dtype=object)
         if self._kind == "flags":
-            return [self._flag_names(v) for v in _words(raw)]
+            words = _words(raw, "flags")
+            decoded = {v: v if isinstance(v, str) else self._flag_names(v) for v in set(words)}
+            return [decoded[v] for v in words]
+        if self._kind == "word":
+            if isinstance(raw, np.ndarray) and raw.ndim == 1:
+                return raw
+            return np.array(_words(raw, "flags"), dtype=object)
         return raw
 
     @cached_property
-    def _flag_table(self) -> list[tuple[int, str]]:
-        return sorted((v, k) for k, v in self.attribute.enum_class.enum_values.items() if v & (v - 1) == 0)
+    def _flag_table(self) -> dict[int, tuple[str, ...]]:
+        """Names of each single-bit value of the enum class (aliases kept, a few per bit)."""
+        table: dict[int, list[str]] = {}
+        for k, v in self.attribute.enum_class.enum_values.items():
+            if v and v & (v - 1) == 0:
+                names = table.setdefault(v, [])
+                if len(names) < MAX_NAMES_PER_BIT:
+                    names.append(k)
+        return {bit: tuple(names) for bit, names in table.items()}
 
     def _flag_names(self, word: int) -> frozenset[str]:
-        names, rest = [], word
-        for bit, name in self._flag_table:
-            if word & bit:
-                names.append(name)
-                rest &= ~bit
-        b = 1
+        """Names of the set bits of a word of at most 64 bits; unknown bits as hex strings."""
+        names: list[str] = []
+        rest = word
         while rest:
-            if rest & b:
-                names.append(hex(b))
-                rest &= ~b
-            b <<= 1
+            bit = rest & -rest
+            rest ^= bit
+            known = self._flag_table.get(bit)
+            if known:
+                names.extend(known)
+            else:
+                names.append(hex(bit))
         return frozenset(names)
 
     @property
@@ -1126,7 +1246,8 @@ class Series:
             return v.item() if isinstance(v, np.generic) else v
         if k == "string":
             return _text(self.samples.payload(i))
-        return self.values[i]
+        v = self.values[i]
+        return v.item() if isinstance(v, np.generic) else v
 
 
 class ListSeries:
@@ -1265,7 +1386,8 @@ class Recording:
 
         The format is told by the first bytes (HDF5 signature), else by the extension. A damaged
         or truncated ``.ovd`` opens with a :class:`~pvdkit.types.PvdWarning` and holds every
-        command before the damage. Raises :class:`PvdError` for a missing or unreadable file.
+        command before the damage. Raises :class:`PvdError` for a missing or unreadable file,
+        or a path that is not a regular file (device, FIFO, directory).
         """
         if isinstance(source, (bytes, bytearray, memoryview, np.ndarray)):
             from pvdkit.ovd.tokenizer import as_byte_array
@@ -1278,16 +1400,21 @@ class Recording:
                 return cls(open_h5_data(bytes(buf), name))
             check_ovd_header(bytes(buf[:12]), name)
         else:
+            from pvdkit.ovd.files import open_regular_file
+
             name = os.fspath(source)
-            try:
-                with open(name, "rb") as f:
+            with open_regular_file(name) as f:
+                try:
                     head = f.read(12)
-            except OSError as exc:
-                raise PvdError(f"cannot open {name}: {exc.strerror or exc}") from None
+                except OSError as exc:
+                    raise PvdError(f"cannot read {name}: {exc.strerror or exc}") from None
             if head[:8] == _MAGIC_HDF5:
                 from pvdkit.h5.format import open_h5_data
 
-                return cls(open_h5_data(name, source_name or name))
+                h5_data = open_h5_data(name, source_name or name)
+                if h5_data.error is not None:  # damaged source, or a writer that did not finish
+                    warnings.warn(h5_data.error, PvdWarning, stacklevel=2)
+                return cls(h5_data)
             if name.lower().endswith((".h5", ".hdf5")):
                 raise PvdError(f"{name}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
             check_ovd_header(head, name)
@@ -1431,19 +1558,26 @@ class Recording:
         self, obj: Object, attribute: str | Attribute | Sequence[Attribute | int]
     ) -> tuple[tuple[int, ...], tuple[Attribute, ...] | None, str]:
         if isinstance(attribute, str):
+            chain = obj.cls.paths.get(attribute) if obj.cls is not None else None
+            if chain is not None:
+                return tuple(a.handle for a in chain), chain, attribute
+            # A series the object has under that name: a path Class.paths does not expand, or
+            # an unregistered one (named by its handles, "3/4"), as state_at names them.
+            for sid in self.series_ids_of(obj).tolist():
+                pid = int(self._data.series.path[sid])
+                found, name = self._path_name(pid)
+                if name == attribute:
+                    return self._paths[pid], found, attribute
             if obj.cls is not None:
-                chain = obj.cls.paths.get(attribute)
-                if chain is not None:
-                    return tuple(a.handle for a in chain), chain, attribute
                 known = ", ".join(sorted(obj.cls.paths)[:12])
                 raise PvdError(
                     f"{self.source_name}: class {obj.cls.name} has no attribute "
                     f"{attribute!r} (it has: {known}{' …' if len(obj.cls.paths) > 12 else ''})"
                 )
             # implicit object: match registered attribute names
-            for p in self._paths:
-                chain = tuple(self._attributes.get(h) for h in p)
-                if None not in chain and ".".join(a.name for a in chain) == attribute:
+            for pid, p in enumerate(self._paths):
+                chain, name = self._path_name(pid)
+                if chain is not None and name == attribute:
                     return p, chain, attribute
             raise PvdError(f"{self.source_name}: object 0x{obj.handle:x} has no attribute {attribute!r}")
         if isinstance(attribute, Attribute):
@@ -1452,7 +1586,7 @@ class Recording:
         chain = tuple(self._attributes.get(h) for h in handles)
         if None in chain:
             return handles, None, "/".join(str(h) for h in handles)
-        return handles, chain, ".".join(a.name for a in chain)  # type: ignore[union-attr]
+        return handles, chain, _dotted(chain, handles)  # type: ignore[arg-type]
 
     def _sid(self, obj: Object, handles: tuple[int, ...], family: int) -> int:
         pid = self._path_ids.get(handles)
@@ -1512,7 +1646,7 @@ class Recording:
         chain = tuple(self._attributes.get(h) for h in p)
         if None in chain:
             return None, "/".join(str(h) for h in p)
-        return chain, ".".join(a.name for a in chain)  # type: ignore[union-attr]
+        return chain, _dotted(chain, p)  # type: ignore[arg-type]
 
     def _attribute_names(self, obj: Object) -> list[str]:
         return [self._path_name(int(self._data.series.path[s]))[1] for s in self.series_ids_of(obj)]
@@ -1554,17 +1688,24 @@ class Recording:
         return self._path_name(path_id)[1]
 
 
+def _dotted(chain: tuple[Attribute, ...], handles: tuple[int, ...]) -> str:
+    """The dotted name of a path ("pose.position.xyz"), or its handles ("9/10") when that name
+    would be longer than :data:`MAX_PATH_NAME` (255 names of 64 KB would make 16 MB names)."""
+    if len(chain) == 1:
+        return chain[0].name
+    if sum(len(a.name) for a in chain) + len(chain) - 1 > MAX_PATH_NAME:
+        return "/".join(str(h) for h in handles)
+    return ".".join(a.name for a in chain)
+
+
 def check_ovd_header(head: bytes, name: str) -> None:
-    """Refuse at once data that is plainly not an OmniPVD stream (text, another format): the
-    12-byte header must hold three small version numbers. Shorter input is left to the tokenizer."""
+    """Refuse at once data that is not an OmniPVD stream (text, another format) or a version
+    pvdkit cannot read: the same rule as every ``.ovd`` reader (:func:`check_version`), so
+    ``info``, ``dump``, ``convert`` and the viewer all say the same. Shorter input is left to
+    the tokenizer, which reports a short header."""
     if len(head) < 12:
-        return  # the tokenizer reports a short header
-    version = np.frombuffer(head[:12], "<u4")
-    if (version > 0xFF).any():
-        raise PvdError(
-            f"{name}: not an OmniPVD stream: its first 12 bytes are not a version header "
-            f"(read {'.'.join(str(int(v)) for v in version)}; .ovd files start with 0.2 … 0.4)"
-        )
+        return
+    check_version(tuple(np.frombuffer(head[:12], "<u4").tolist()), name, header=True)
 
 
 # ============================================================================================

@@ -62,17 +62,36 @@ def encode_header(version: Version = OVD_VERSION) -> bytes:
     return _HEADER.pack(*version)
 
 
-def check_version(version: Version, source_name: str = "<memory>") -> Version:
+#: Largest major or minor number a version header can plausibly hold; more means the bytes are
+#: not an OmniPVD header at all (text, another format), which is worth saying instead of
+#: "newer version".
+MAX_PLAUSIBLE_VERSION = 0xFF
+
+
+def check_version(version: Version, source_name: str = "<memory>", *, header: bool = False) -> Version:
     """Accept a stream version pvdkit can read, or raise :class:`PvdError` saying why not.
 
     Readable: 0.2 up to the 0.4 that pvdkit knows, any patch level (patches do not change the
     layout). PhysX's own reader also refuses a newer patch; pvdkit is lenient there on purpose.
+    A major or minor number above :data:`MAX_PLAUSIBLE_VERSION` is reported as "not an
+    OmniPVD stream" (``header``: the numbers were read from a stream's first 12 bytes, so the
+    message says so; else they came from elsewhere, e.g. an HDF5 attribute). Every reader —
+    ``.ovd`` files, memory, HDF5 recordings — applies this one rule.
     """
     try:
         major, minor, _patch = (int(v) for v in version)
     except (TypeError, ValueError):
         raise PvdError(f"{source_name}: a stream version is three integers (major, minor, patch), "
                        f"got {version!r}") from None
+    if not (0 <= major <= 0xFFFFFFFF and 0 <= minor <= 0xFFFFFFFF and 0 <= _patch <= 0xFFFFFFFF):
+        raise PvdError(f"{source_name}: a stream version is three u32 numbers, got {major}.{minor}.{_patch}")
+    if major > MAX_PLAUSIBLE_VERSION or minor > MAX_PLAUSIBLE_VERSION:
+        read = f"{major}.{minor}.{_patch}"
+        if header:
+            raise PvdError(f"{source_name}: not an OmniPVD stream: its first 12 bytes are not a "
+                           f"version header (read {read}; .ovd files start with 0.2 … 0.4)")
+        raise PvdError(f"{source_name}: not an OmniPVD stream version: {read} "
+                       "(OmniPVD versions are 0.2 … 0.4)")
     if (major, minor) > OVD_VERSION[:2]:
         raise PvdError(
             f"{source_name}: OmniPVD stream version {major}.{minor}.{_patch} is newer than the "
@@ -96,7 +115,7 @@ def decode_header(buffer, source_name: str = "<memory>", offset: int = 0) -> Ver
             f"{source_name}: {len(view) - offset} bytes is shorter than the {HEADER_SIZE}-byte "
             "OmniPVD header (u32 major, minor, patch) — not an .ovd stream or empty"
         )
-    return check_version(_HEADER.unpack_from(view, offset), source_name)
+    return check_version(_HEADER.unpack_from(view, offset), source_name, header=True)
 
 
 def has_base_class(version: Version) -> bool:

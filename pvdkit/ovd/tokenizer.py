@@ -41,6 +41,7 @@ from pvdkit.ovd.codec import (
     decode_header,
     has_base_class,
 )
+from pvdkit.ovd.files import open_regular_file
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
 
 #: Rows between fill checkpoints (the unit of parallel work).
@@ -538,17 +539,18 @@ def _describe(status: int, data: np.ndarray, at: int, source_name: str) -> str |
 
 def map_file(path: str | os.PathLike) -> np.ndarray:
     """The bytes of a file as a read-only uint8 array backed by a memory map (no copy; files
-    shorter than a header are read). Raises :class:`PvdError` for an unreadable file."""
+    shorter than a header are read). Raises :class:`PvdError` for an unreadable file or one
+    that is not a regular file (a device, FIFO or directory has no length to map)."""
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as f:
+    with open_regular_file(name) as f:
+        try:
             size = os.fstat(f.fileno()).st_size
             if size < HEADER_SIZE:
-                raw: object = f.read()
+                raw: object = f.read(HEADER_SIZE)
             else:
                 raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except OSError as exc:
-        raise PvdError(f"cannot open {name}: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise PvdError(f"cannot read {name}: {exc.strerror or exc}") from None
     return as_byte_array(raw)
 
 

@@ -314,6 +314,32 @@ def test_reused_handles_are_distinct_lifetimes():
     assert rec.state_at(implicit, 0) == {"speed": 3.0}
 
 
+def test_every_name_state_at_gives_is_accepted_by_series():
+    """Unregistered paths are named by their handles ("9/10"); series() takes those names too,
+    for created and for implicit objects."""
+    from pvdkit.ovd import codec
+
+    data = codec.encode_header() + b"".join(c.encode() for c in (
+        codec.RegisterClass(1, "Body"),
+        codec.RegisterAttribute(1, 1, DataType.FLOAT32, 1, "x"),
+        codec.CreateObject(1, 1, 5, "body"),
+        codec.StartFrame(1, 1),
+        codec.SetAttribute(1, 5, (1,), np.float32(2.0).tobytes()),
+        codec.SetAttribute(1, 5, (9, 10), b"\x01\x02"),  # handles never registered
+        codec.SetAttribute(1, 6, (11,), b"\x03"),  # an object never created
+    ))
+    rec = Recording.open(data)
+    body, ghost = rec.objects
+    state = rec.state_at(body, 0)
+    assert set(state) == {"x", "9/10"} and state["x"] == 2.0 and bytes(state["9/10"]) == b"\x01\x02"
+    for obj in (body, ghost):
+        for name in rec.state_at(obj, 0):
+            assert len(rec.series(obj, name)) == 1
+    assert bytes(rec.value_at(ghost, "11", 0)) == b"\x03"
+    with pytest.raises(PvdError, match="no attribute 'nope'"):
+        rec.series(body, "nope")
+
+
 def test_index_is_the_same_however_the_stream_is_split():
     data = _reuse_recording()
     buf = np.frombuffer(data, np.uint8)
