@@ -16,6 +16,8 @@ Protocol contract, which every stream (and everything that feeds one) keeps:
 * ``close()`` flushes and releases the destination; it is idempotent. Writing after close
   raises :class:`~pvdkit.types.PvdError`.
 * Failures are reported as :class:`~pvdkit.types.PvdError` naming the destination.
+* Optional: ``frame_end()``, called by the writer after each complete frame (after
+  STOP_FRAME); a crash-safe stream (``pvdkit.h5.H5Stream``) commits on frame boundaries.
 """
 
 from __future__ import annotations

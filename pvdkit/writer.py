@@ -21,6 +21,15 @@ The raw path :meth:`OmniPvdWriter.set_attribute_bytes` writes a payload as given
 size check: PhysX itself writes payloads that differ from the registration (a quaternion into a
 3-float attribute, ``PxFlags`` in their 1- or 2-byte storage type), and a lossless re-encoder
 must be able to do the same.
+
+What it refuses, so that every stream it writes reads back in PhysX's own ``OmniPvdReader``
+(and the OmniPVD viewer): names (class, attribute, enum value and object names) and the
+message and file of :meth:`OmniPvdWriter.record_message` longer than
+:data:`MAX_READER_STRING_BYTES` (2,047 bytes of UTF-8: the reader copies them into a 2,048-byte
+buffer, cutting names and crashing on a longer message) or holding a NUL byte (the reader
+treats them as C strings and cuts them there); and stream versions PhysX's reader refuses
+(newer than 0.4.0) or pvdkit does not read (older than 0.2). STRING attribute *values* are
+payloads, not names, and are not limited.
 """
 
 from __future__ import annotations
@@ -49,10 +58,16 @@ from pvdkit.ovd.codec import (
     has_base_class,
 )
 from pvdkit.streams import BytesLike, WriteStream
-from pvdkit.types import INVALID_HANDLE, OVD_VERSION, Command, DataType, PvdError
+from pvdkit.types import INVALID_HANDLE, OVD_OLDEST_READABLE_VERSION, OVD_VERSION, Command, DataType, PvdError
 
 #: An attribute handle, or a path of handles through class attributes (outermost first).
 AttributeRef = int | Sequence[int]
+
+#: Longest name or message (UTF-8 bytes) PhysX's ``OmniPvdReader`` reads back whole.
+MAX_READER_STRING_BYTES = 2047
+#: Stream versions the writer writes: what pvdkit reads, and PhysX's reader still accepts.
+OLDEST_WRITABLE_VERSION = OVD_OLDEST_READABLE_VERSION
+NEWEST_WRITABLE_VERSION = OVD_VERSION
 
 _ATTR_HEAD = struct.Struct("<BQQ")
 _U32 = struct.Struct("<I")
@@ -126,12 +141,13 @@ class OmniPvdWriter:
 
     ``version`` is the stream version to write (default 0.4.0, what PhysX 5.x writes); 0.2 and
     0.3 are possible for producing old-format streams (0.2 has no base classes, only 0.4 has
-    messages). Use as a context manager to close the stream at the end.
+    messages); anything newer than 0.4.0 (PhysX's reader refuses it) or older than 0.2.0 is
+    refused. Use as a context manager to close the stream at the end.
     """
 
     def __init__(self, stream: WriteStream, *, version: Version = OVD_VERSION) -> None:
         self._stream = stream
-        self.version: Version = check_version(version, "writer")
+        self.version: Version = _writable_version(version)
         self._started = False
         self._closed = False
         self._last_class = 0
@@ -179,6 +195,7 @@ class OmniPvdWriter:
 
     def register_class(self, name: str, base_class: int = INVALID_HANDLE) -> int:
         """Register a class (deriving from ``base_class``, 0 = none); returns its handle (1, 2, …)."""
+        _check_name(name, "class name")
         if base_class and base_class not in self._classes:
             raise PvdError(f"class {name!r}: base class handle {base_class} is not registered")
         handle = self._last_class + 1
@@ -242,6 +259,7 @@ class OmniPvdWriter:
 
     def _register(self, command, kind: AttributeKind, data_type: DataType | None, nb: int,
                   ref_class: int = 0, value: int = 0) -> int:
+        _check_name(command.name, f"{kind.value} name")
         self._require_class(command.class_handle, f"{kind.value} {command.name!r}: class")
         self._emit(command.encode(self.version))
         handle = command.attribute_handle
@@ -430,12 +448,14 @@ class OmniPvdWriter:
                 if block_name in names:
                     _fill_set(rec[block_name][col], context, objs[None, :], path, arr[a:b], count)
             self._emit(memoryview(rec.view(np.uint8)))
+            self._frame_end()
 
     # ---------------------------------------------------------------------- objects, frames
 
     def create_object(self, context: int, class_handle: int, object: int, name: str | None = None) -> None:
         """Object ``object`` (a producer-chosen u64, e.g. an address; not 0) of class
         ``class_handle`` starts to exist in ``context``."""
+        _check_name(name, "create_object: object name")
         self._require_class(class_handle, f"create_object {name!r}: class")
         _check_u64(object, f"create_object {name!r}: object handle", nonzero=True)
         _check_u64(context, f"create_object {name!r}: context")
@@ -453,6 +473,14 @@ class OmniPvdWriter:
     def stop_frame(self, context: int, timestamp: int) -> None:
         """The current frame of ``context`` ends at ``timestamp``."""
         self._emit(self._pack_pair(_FRAME, Command.STOP_FRAME, context, timestamp, "stop_frame"))
+        self._frame_end()
+
+    def _frame_end(self) -> None:
+        """Tell a stream that wants to know (``frame_end()``, optional) that a frame is complete:
+        a crash-safe recording commits on frame boundaries."""
+        frame_end = getattr(self._stream, "frame_end", None)
+        if frame_end is not None:
+            frame_end()
 
     @staticmethod
     def _pack_pair(s: struct.Struct, cmd: Command, a: int, b: int, what: str) -> bytes:
@@ -467,6 +495,8 @@ class OmniPvdWriter:
         if self.version[:2] < (0, 4):
             raise PvdError(f"record_message: stream version {_vs(self.version)} has no messages (0.4+)")
         _check_u64(context, "record_message: context")
+        _check_name(message, "record_message: message")
+        _check_name(file, "record_message: file")
         for value, what in ((line, "line"), (type, "type"), (class_handle, "class handle")):
             _check_u32(value, f"record_message: {what}")
         self._emit(RecordMessage(context, message, file, line, type, class_handle).encode(self.version))
@@ -483,6 +513,50 @@ _FLAGS_WIDTHS = (np.dtype("u1"), np.dtype("<u2"), np.dtype("<u4"))
 
 def _vs(version: Version) -> str:
     return ".".join(map(str, version))
+
+
+def _writable_version(version: Version) -> Version:
+    """``version`` if PhysX's reader and pvdkit both read it, else :class:`PvdError`."""
+    try:
+        v = tuple(int(x) for x in version)
+    except (TypeError, ValueError):
+        v = ()
+    if len(v) != 3 or isinstance(version, str | bytes):
+        raise PvdError(f"OmniPvdWriter(version={version!r}): a stream version is three integers "
+                       "(major, minor, patch)")
+    span = f"write {_vs(OLDEST_WRITABLE_VERSION)} … {_vs(NEWEST_WRITABLE_VERSION)}"
+    if v > NEWEST_WRITABLE_VERSION:
+        raise PvdError(f"OmniPvdWriter(version={version!r}): stream version {_vs(v)} is newer than "
+                       f"{_vs(NEWEST_WRITABLE_VERSION)}, the newest PhysX's OmniPvdReader reads; {span}")
+    if v < OLDEST_WRITABLE_VERSION:
+        raise PvdError(f"OmniPvdWriter(version={version!r}): stream version {_vs(v)} is older than "
+                       f"{_vs(OLDEST_WRITABLE_VERSION)}, the oldest pvdkit reads; {span}")
+    return check_version(v, "writer")
+
+
+def _check_name(text: object, what: str) -> None:
+    """Refuse a name or message PhysX's ``OmniPvdReader`` cannot read back whole: longer than
+    :data:`MAX_READER_STRING_BYTES` of UTF-8, or holding a NUL byte."""
+    if text is None:  # written as the empty string
+        return
+    if isinstance(text, str):
+        raw = text.encode("utf-8", "surrogateescape")
+    elif isinstance(text, bytes | bytearray | memoryview):
+        raw = bytes(text)
+    else:
+        raise PvdError(f"{what} must be a str or bytes, got {type(text).__name__}")
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise PvdError(f"{what} {_short(raw)} holds a NUL byte at offset {nul}; PhysX's OmniPvdReader "
+                       "would cut it there")
+    if len(raw) > MAX_READER_STRING_BYTES:
+        raise PvdError(f"{what} {_short(raw)} is {len(raw):,} bytes long (UTF-8); PhysX's OmniPvdReader "
+                       f"reads at most {MAX_READER_STRING_BYTES:,}")
+
+
+def _short(raw: bytes) -> str:
+    text = raw.decode("utf-8", "backslashreplace")
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def _data_type(data_type: DataType | int, what: str) -> DataType:
