@@ -157,6 +157,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pvdkit", description="Inspect, convert and compare OmniPVD recordings (.ovd, .h5)."
     )
+    parser.add_argument("--version", action="version", version=f"pvdkit {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     commands: dict[str, CliCommand | None] = dict(_REGISTRY)
@@ -181,6 +182,9 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pvdkit`` with ``argv`` (default: the process arguments); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:  # a bare ``pvdkit``: what it can do, rather than "COMMAND is required"
+        build_parser(None).print_help()
+        return 2
     selected = next((a for a in argv if not a.startswith("-")), None)
     if selected is not None and any(a in ("-h", "--help") for a in argv[: argv.index(selected)]):
         selected = None  # ``pvdkit --help record``: the overview
@@ -210,6 +214,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         _print_warnings(caught)
     return status
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pvdkit")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def _one_line(text: str) -> str:

@@ -105,7 +105,7 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
     from simcore.presets import PRESETS, default_vehicle, load_preset
     from simcore.vehicle import VehicleParams
 
-    if vehicle is None:
+    if vehicle is None or vehicle == "default":
         return default_vehicle(), "default"
     if isinstance(vehicle, VehicleParams):
         return vehicle, "vehicle"
@@ -134,7 +134,7 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
     if path.is_dir():
         path = path / "Base.json"
     if not path.is_file():
-        known = ", ".join(sorted(PRESETS) + sorted(set(ENGINE_DRIVE_VEHICLES) - set(PRESETS)))
+        known = ", ".join(vehicle_names())
         raise RecordError(f"vehicle {name!r} is neither a preset ({known}) "
                           "nor a PhysX vehicle JSON file (Base.json or a folder holding one)")
     from simcore.io.physx_json import PhysXJsonError, load_physx_vehicle
@@ -244,6 +244,16 @@ def record(
     wall = time.perf_counter() - start
     return RecordSummary(path, label, sc.name, steps, recorder.frames, recorder.nb_objects,
                          path.stat().st_size, wall, recorder.time)
+
+
+def vehicle_names() -> list[str]:
+    """Every vehicle name ``pvdkit record`` takes: the default car, the presets, the engine-drive
+    package's vehicles, and the motorcycle with its presets."""
+    from simcore.motorcycle import PRESETS as MOTORCYCLE_PRESETS
+    from simcore.presets import PRESETS
+
+    cars = sorted(set(PRESETS) | set(ENGINE_DRIVE_VEHICLES))
+    return ["default", *cars, "motorcycle", *sorted(MOTORCYCLE_PRESETS)]
 
 
 def _is_motorcycle(vehicle: Any) -> bool:

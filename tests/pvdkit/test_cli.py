@@ -325,3 +325,18 @@ def test_lazy_subcommands_import_their_module_only_when_used(capsys, monkeypatch
     status, out, err = run(capsys, "ghost")
     assert status == 2 and out == ""
     assert err.startswith("pvdkit: error: the 'ghost' command is unavailable: No module named")
+
+
+def test_bare_pvdkit_prints_its_usage(capsys):
+    assert cli.main([]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("usage: pvdkit") and "info" in out and "convert" in out
+
+
+def test_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as stop:
+        cli.build_parser().parse_args(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pvdkit {version('pvdkit')}"

@@ -249,3 +249,14 @@ def test_unusable_physics_files_are_one_line(edit, message, tmp_path, capsys):
     assert main(["record", str(physics), "--quiet", "-o", str(tmp_path / "x.h5")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_default_is_a_vehicle_name_and_errors_list_every_vehicle(tmp_path):
+    from simcore.cli.record import RecordError, load_vehicle_params, vehicle_names
+
+    params, label = load_vehicle_params("default")
+    assert label == "default" and params.nb_wheels == 4
+    with pytest.raises(RecordError) as err:
+        load_vehicle_params("nosuch")
+    for name in ("default", "sedan", "tank", "truck", "motorcycle", "scooter"):
+        assert name in vehicle_names() and name in str(err.value)
