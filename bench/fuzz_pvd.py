@@ -694,6 +694,8 @@ def _e_ids(rng, f, notes) -> None:
     row = int(rng.integers(0, len(arr)))
     vals = [-1, -(2**31), 2**31 - 1, 2**40, len(arr), len(arr) + 1, 0, 255, 14, 2, 12, 13]
     v = int(rng.choice(vals))
+    if col and (arr.dtype.names is None or col not in arr.dtype.names):
+        return  # an earlier edit changed the table's dtype: nothing to point at
     target = arr[col] if col else arr
     info = np.iinfo(target.dtype) if target.dtype.kind in "iu" else None
     if info is not None:
