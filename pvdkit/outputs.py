@@ -5,7 +5,11 @@ missing folder was an error for one command and silently created by another, and
 half-way (disk full, interrupted) left a truncated file under the target's name. The rules:
 
 * **inputs** — :func:`require_input`: the file must exist and be a regular file; otherwise
-  one :class:`~pvdkit.types.PvdError` line names it (``"x.ovd: no such file"``).
+  one :class:`~pvdkit.types.PvdError` line names it (``"x.ovd: no such file"``). Every reader
+  that opens a path (the ``.ovd`` tokenizer, :meth:`pvdkit.recording.Recording.open`, the HDF5
+  reader, the commands) asks here: :func:`open_input` opens after the same check. A device
+  (``/dev/zero``), a FIFO or a terminal has no length and may never end, so reading one would
+  run until memory runs out (or block forever); a directory is no recording either.
 * **outputs** — :func:`check_output`: the parent folder must exist (``output 'x/y.h5': folder
   'x' does not exist``); a missing folder is never created, except the default
   ``recordings/`` folder of ``pvdkit record``. A folder *output* (``--plots DIR``) is created
@@ -33,13 +37,14 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from pvdkit.types import PvdError
 
 __all__ = [
     "RECORDING",
     "atomic_open",
+    "open_input",
     "check_output",
     "free_bytes",
     "os_error_message",
@@ -82,11 +87,48 @@ def require_input(path: str | os.PathLike, expected: str = RECORDING, label: str
         raise PvdError(f"{head}: no such file (a part of the path is not a folder)") from None
     except OSError as exc:
         raise PvdError(f"{head}: cannot read ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise PvdError(f"{head}: is a directory, expected {expected}")
-    if not stat.S_ISREG(st.st_mode):
-        raise PvdError(f"{head}: is not a regular file (a device, pipe or socket), expected {expected}")
+    _refuse_irregular(st.st_mode, head, expected)
     return p
+
+
+def open_input(path: str | os.PathLike, expected: str = RECORDING) -> BinaryIO:
+    """Open a file for binary reading after :func:`require_input`; :class:`PvdError` otherwise.
+
+    The file is opened non-blocking and checked again on the open descriptor, so a FIFO is
+    refused at once (a blocking open would wait for a writer) and nothing can swap the file
+    between the check and the read.
+    """
+    name = require_input(path, expected)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(name, flags)
+    except OSError as exc:
+        raise PvdError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    try:
+        _refuse_irregular(os.fstat(fd).st_mode, name, expected)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO or pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _refuse_irregular(mode: int, head: str, expected: str) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise PvdError(f"{head}: is a directory, expected {expected}")
+    kind = next((what for test, what in _KINDS if test(mode)), "a special file")
+    raise PvdError(f"{head}: is not a regular file ({kind}), expected {expected}")
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:

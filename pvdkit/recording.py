@@ -1400,10 +1400,10 @@ class Recording:
                 return cls(open_h5_data(bytes(buf), name))
             check_ovd_header(bytes(buf[:12]), name)
         else:
-            from pvdkit.ovd.files import open_regular_file
+            from pvdkit.outputs import open_input
 
             name = os.fspath(source)
-            with open_regular_file(name) as f:
+            with open_input(name) as f:
                 try:
                     head = f.read(12)
                 except OSError as exc:

@@ -1014,14 +1014,14 @@ def _describe_value(v: object) -> str:
 
 def _open_file(source: str | os.PathLike | bytes, name: str) -> h5py.File:
     """Open an HDF5 file for reading (a regular file only), after checking its global heaps."""
-    from pvdkit.ovd.files import check_regular_file
+    from pvdkit.outputs import require_input
 
     try:
         if isinstance(source, (bytes, bytearray)):
             data = bytes(source)
             f = h5py.File(io.BytesIO(data), "r")
         else:
-            path = check_regular_file(source)
+            path = require_input(source)
             try:
                 f = h5py.File(path, "r")
             except OSError as exc:

@@ -32,6 +32,7 @@ from functools import cached_property
 import numpy as np
 from numba import njit, prange
 
+from pvdkit.outputs import open_input
 from pvdkit.ovd.codec import (
     HEADER_SIZE,
     DecodedCommand,
@@ -41,7 +42,6 @@ from pvdkit.ovd.codec import (
     decode_header,
     has_base_class,
 )
-from pvdkit.ovd.files import open_regular_file
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
 
 #: Rows between fill checkpoints (the unit of parallel work).
@@ -542,7 +542,7 @@ def map_file(path: str | os.PathLike) -> np.ndarray:
     shorter than a header are read). Raises :class:`PvdError` for an unreadable file or one
     that is not a regular file (a device, FIFO or directory has no length to map)."""
     name = os.fspath(path)
-    with open_regular_file(name) as f:
+    with open_input(name) as f:
         try:
             size = os.fstat(f.fileno()).st_size
             if size < HEADER_SIZE:

@@ -355,8 +355,8 @@ def test_a_device_is_refused_at_once(path):
     assert r.returncode == 0, r.stderr[-2000:]
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 4
-    assert all(line == f"{path}: not a regular file (a character device); pvdkit reads recordings from files"
-               for line in lines), lines
+    expected = f"{path}: is not a regular file (a character device), expected an .ovd or .h5 recording"
+    assert all(line == expected for line in lines), lines
 
 
 @pytest.mark.timeout(60)
@@ -364,9 +364,9 @@ def test_a_fifo_and_a_directory_are_refused(tmp_path):
     fifo = tmp_path / "pipe.ovd"
     os.mkfifo(fifo)  # unfixed: opening it blocks until a writer appears
     for opener in (Recording.open, open_ovd, lambda p: open_h5_data(p, str(p)), h5_to_ovd_bytes):
-        with pytest.raises(PvdError, match=r"pipe\.ovd: not a regular file \(a FIFO or pipe\)"):
+        with pytest.raises(PvdError, match=r"pipe\.ovd: is not a regular file \(a FIFO or pipe\)"):
             opener(fifo)
-        with pytest.raises(PvdError, match=r"not a regular file \(a directory\)"):
+        with pytest.raises(PvdError, match=r": is a directory, expected an \.ovd or \.h5 recording"):
             opener(tmp_path)  # unfixed: IsADirectoryError from some entry points
 
 
