@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pvdkit.ovd.tokenizer import _command_end, _command_fields, _u32
+from pvdkit.ovd.kernels import command_end as _command_end
+from pvdkit.ovd.kernels import command_fields as _command_fields
+from pvdkit.ovd.kernels import read_u32 as _u32
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 

@@ -43,7 +43,6 @@ from typing import NamedTuple
 import numpy as np
 
 from pvdkit.ovd.codec import (
-    MAX_PATH_DEPTH,
     RecordMessage,
     RegisterAttribute,
     RegisterClass,
@@ -57,6 +56,17 @@ from pvdkit.ovd.codec import (
     encode_string,
     has_base_class,
 )
+from pvdkit.ovd.layout import (
+    ATTR_HEAD,
+    CREATE,
+    MAX_DATA_BYTES,
+    MAX_PATH_DEPTH,
+    PAIR,
+    PAIR_DTYPE,
+    U32,
+    attribute_dtype,
+    encode_path,
+)
 from pvdkit.streams import BytesLike, WriteStream
 from pvdkit.types import INVALID_HANDLE, OVD_OLDEST_READABLE_VERSION, OVD_VERSION, Command, DataType, PvdError
 
@@ -69,11 +79,6 @@ MAX_READER_STRING_BYTES = 2047
 OLDEST_WRITABLE_VERSION = OVD_OLDEST_READABLE_VERSION
 NEWEST_WRITABLE_VERSION = OVD_VERSION
 
-_ATTR_HEAD = struct.Struct("<BQQ")
-_U32 = struct.Struct("<I")
-_FRAME = struct.Struct("<BQQ")
-_DESTROY = struct.Struct("<BQQ")
-_CREATE = struct.Struct("<BQIQ")
 _U64_MAX = (1 << 64) - 1
 
 #: Scalar packers for the one-element fast path of :meth:`OmniPvdWriter.set_attribute`.
@@ -131,7 +136,7 @@ class FrameBlock(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class _Path:
     handles: tuple[int, ...]
-    encoded: bytes  # depth byte + u32 handles
+    encoded: bytes  # depth byte + u32 handles (layout.encode_path)
     info: AttributeInfo  # the last attribute of the path
     label: str  # "Class.attribute[.member …]" for messages
 
@@ -320,7 +325,7 @@ class OmniPvdWriter:
                     AttributeKind.CLASS: "; set its members through a path [class attribute, member]",
                     AttributeKind.ENUM_VALUE: "; enum values are constants"}[last.kind]
             raise PvdError(f"attribute {label} ({last.kind.value}) cannot be set{hint}")
-        path = _Path(handles, struct.pack(f"<B{len(handles)}I", len(handles), *handles), last, label)
+        path = _Path(handles, encode_path(handles), last, label)
         self._paths[key] = path
         return path
 
@@ -358,14 +363,14 @@ class OmniPvdWriter:
                          _encode_value(path, item))
 
     def _write_attr(self, command: Command, context: int, obj: int, path: _Path, data: bytes) -> None:
-        if len(data) > 0xFFFFFFFF:
+        if len(data) > MAX_DATA_BYTES:
             raise PvdError(f"attribute {path.label}: payload of {len(data)} bytes exceeds the u32 size field")
         try:
-            head = _ATTR_HEAD.pack(command, context, obj)
+            head = ATTR_HEAD.pack(command, context, obj)
         except struct.error:
             raise PvdError(f"attribute {path.label}: context {context!r} and object {obj!r} must be "
                            "integers in 0..2**64-1") from None
-        self._emit(b"".join((head, path.encoded, _U32.pack(len(data)), data)))
+        self._emit(b"".join((head, path.encoded, U32.pack(len(data)), data)))
 
     def set_attribute_batch(self, context: int, objects: np.ndarray | Sequence[int],
                             attribute: AttributeRef, values: object) -> None:
@@ -380,7 +385,7 @@ class OmniPvdWriter:
         arr, count = _batch_values(path, values, objs.shape)
         if len(objs) == 0:
             return
-        rec = np.empty(len(objs), _set_dtype(len(path.handles), arr.dtype, count))
+        rec = np.empty(len(objs), attribute_dtype(len(path.handles), arr.dtype, count))
         _fill_set(rec, context, objs, path, arr, count)
         self._emit(memoryview(rec.view(np.uint8)))
 
@@ -409,8 +414,8 @@ class OmniPvdWriter:
         if stop.shape != ts.shape:
             raise PvdError(f"write_frames: {len(stop)} stop timestamps for {len(ts)} frames")
         _check_u64(context, "write_frames: context")
-        names, formats, offsets, fills = ["start"], [_FRAME_DT], [0], []
-        at = _FRAME_DT.itemsize
+        names, formats, offsets, fills = ["start"], [PAIR_DTYPE], [0], []
+        at = PAIR_DTYPE.itemsize
         for b, block in enumerate(blocks):
             objects, columns = block
             objs = _handles_array(objects, f"write_frames: block {b} objects")
@@ -419,7 +424,7 @@ class OmniPvdWriter:
             for k, (ref, values) in enumerate(columns.items()):
                 path = self._path(ref, False)
                 arr, count = _batch_values(path, values, (len(ts), len(objs)))
-                dt = _set_dtype(len(path.handles), arr.dtype, count)
+                dt = attribute_dtype(len(path.handles), arr.dtype, count)
                 fields.append((f"c{k}", dt, size))
                 fills.append((f"b{b}", f"c{k}", objs, path, arr, count))
                 size += dt.itemsize
@@ -432,18 +437,18 @@ class OmniPvdWriter:
             offsets.append(at)
             at += size * len(objs)
         names.append("stop")
-        formats.append(_FRAME_DT)
+        formats.append(PAIR_DTYPE)
         offsets.append(at)
         frame_dt = np.dtype({"names": names, "formats": formats, "offsets": offsets,
-                             "itemsize": at + _FRAME_DT.itemsize})
+                             "itemsize": at + PAIR_DTYPE.itemsize})
         per_chunk = max(1, chunk_bytes // frame_dt.itemsize)
         for a in range(0, len(ts), per_chunk):
             b = min(a + per_chunk, len(ts))
             rec = np.empty(b - a, frame_dt)
             for name, cmd, times in (("start", Command.START_FRAME, ts), ("stop", Command.STOP_FRAME, stop)):
                 rec[name]["cmd"] = cmd
-                rec[name]["ctx"] = context
-                rec[name]["time"] = times[a:b]
+                rec[name]["a"] = context
+                rec[name]["b"] = times[a:b]
             for block_name, col, objs, path, arr, count in fills:
                 if block_name in names:
                     _fill_set(rec[block_name][col], context, objs[None, :], path, arr[a:b], count)
@@ -459,20 +464,20 @@ class OmniPvdWriter:
         self._require_class(class_handle, f"create_object {name!r}: class")
         _check_u64(object, f"create_object {name!r}: object handle", nonzero=True)
         _check_u64(context, f"create_object {name!r}: context")
-        self._emit(_CREATE.pack(Command.CREATE_OBJECT, context, class_handle, object)
+        self._emit(CREATE.pack(Command.CREATE_OBJECT, context, class_handle, object)
                    + encode_string(name, "object name"))
 
     def destroy_object(self, context: int, object: int) -> None:
         """Object ``object`` of ``context`` ends."""
-        self._emit(self._pack_pair(_DESTROY, Command.DESTROY_OBJECT, context, object, "destroy_object"))
+        self._emit(self._pack_pair(Command.DESTROY_OBJECT, context, object, "destroy_object"))
 
     def start_frame(self, context: int, timestamp: int) -> None:
         """A frame of ``context`` begins at ``timestamp`` (u64 in the producer's unit)."""
-        self._emit(self._pack_pair(_FRAME, Command.START_FRAME, context, timestamp, "start_frame"))
+        self._emit(self._pack_pair(Command.START_FRAME, context, timestamp, "start_frame"))
 
     def stop_frame(self, context: int, timestamp: int) -> None:
         """The current frame of ``context`` ends at ``timestamp``."""
-        self._emit(self._pack_pair(_FRAME, Command.STOP_FRAME, context, timestamp, "stop_frame"))
+        self._emit(self._pack_pair(Command.STOP_FRAME, context, timestamp, "stop_frame"))
         self._frame_end()
 
     def _frame_end(self) -> None:
@@ -483,9 +488,9 @@ class OmniPvdWriter:
             frame_end()
 
     @staticmethod
-    def _pack_pair(s: struct.Struct, cmd: Command, a: int, b: int, what: str) -> bytes:
+    def _pack_pair(cmd: Command, a: int, b: int, what: str) -> bytes:
         try:
-            return s.pack(cmd, a, b)
+            return PAIR.pack(cmd, a, b)
         except struct.error:
             raise PvdError(f"{what}: arguments {a!r}, {b!r} must be integers in 0..2**64-1") from None
 
@@ -506,8 +511,6 @@ class OmniPvdWriter:
 # Value conversion
 # --------------------------------------------------------------------------------------------
 
-_FRAME_DT = np.dtype({"names": ["cmd", "ctx", "time"], "formats": ["u1", "<u8", "<u8"],
-                      "offsets": [0, 1, 9], "itemsize": 17})
 _FLAGS_WIDTHS = (np.dtype("u1"), np.dtype("<u2"), np.dtype("<u4"))
 
 
@@ -673,17 +676,6 @@ def _batch_values(path: _Path, values: object, lead: tuple[int, ...]) -> tuple[n
         raise PvdError(f"attribute {path.label} expects {_expects(info)}, got {count} per object "
                        f"(values of shape {arr.shape})")
     return arr, count
-
-
-def _set_dtype(depth: int, value_dtype: np.dtype, count: int) -> np.dtype:
-    """Packed record of one SET_ATTRIBUTE command with a fixed path and element count."""
-    q = 18 + 4 * depth
-    return np.dtype({
-        "names": ["cmd", "ctx", "obj", "depth", "path", "size", "data"],
-        "formats": ["u1", "<u8", "<u8", "u1", ("<u4", (depth,)), "<u4", (value_dtype, (count,))],
-        "offsets": [0, 1, 9, 17, 18, q, q + 4],
-        "itemsize": q + 4 + count * value_dtype.itemsize,
-    })
 
 
 def _fill_set(rec: np.ndarray, context: int, objects: np.ndarray, path: _Path, values: np.ndarray,

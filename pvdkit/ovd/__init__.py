@@ -1,4 +1,11 @@
-"""The ``.ovd`` byte layer: single-command codec and the fast whole-stream tokenizer."""
+"""The ``.ovd`` byte layer: the command layout, the single-command codec and the fast tokenizer.
+
+:mod:`pvdkit.ovd.layout` owns every command's byte layout (codes, offsets, structs, record
+dtypes); :mod:`pvdkit.ovd.codec` encodes and decodes one command; :mod:`pvdkit.ovd.kernels`
+holds the compiled readers and writers of the layout; :mod:`pvdkit.ovd.tokenizer` indexes a
+whole stream into columns. This package imports nothing of pvdkit but :mod:`pvdkit.types` and
+:mod:`pvdkit.outputs` (``docs/architecture.md``).
+"""
 
 from pvdkit.ovd.codec import (
     HEADER_SIZE,
@@ -24,12 +31,12 @@ from pvdkit.ovd.codec import (
     encode_header,
     iter_decode,
 )
+from pvdkit.ovd.layout import COUNT_KEYS, NO_DATA_TYPE
 
 # The tokenizer compiles numba kernels; it is imported on first use so that code needing only
 # the codec (HDF5 readers, the diff of .h5 files) starts without numba.
 _TOKENIZER_NAMES = frozenset({
-    "COUNT_KEYS", "NO_DATA_TYPE", "CommandTable", "decode_command", "frame_timestamps",
-    "iter_commands", "open_ovd", "tokenize",
+    "CommandTable", "decode_command", "frame_timestamps", "iter_commands", "open_ovd", "tokenize",
 })
 
 

@@ -22,6 +22,28 @@ from typing import ClassVar
 
 import numpy as np
 
+from pvdkit.ovd.layout import (
+    ATTR_DEPTH,
+    ATTR_HEAD,
+    ATTR_PATH,
+    CREATE,
+    HEADER,
+    HEADER_SIZE,
+    MAX_DATA_BYTES,
+    MAX_PATH_DEPTH,
+    MAX_STRING_BYTES,
+    MSG_HEAD,
+    MSG_TAIL,
+    PAIR,
+    REG_ATTR,
+    REG_CLASS,
+    REG_CLASS_ATTR,
+    REG_CLASS_OLD,
+    REG_LIST,
+    U16,
+    U32,
+    encode_path,
+)
 from pvdkit.types import (
     OVD_OLDEST_READABLE_VERSION,
     OVD_VERSION,
@@ -30,36 +52,12 @@ from pvdkit.types import (
     PvdError,
 )
 
-#: Bytes in the stream header (three u32 version numbers).
-HEADER_SIZE = 12
-#: Longest string a u16 length prefix can describe.
-MAX_STRING_BYTES = 0xFFFF
-#: Most handles an attribute path can hold (its length is a u8).
-MAX_PATH_DEPTH = 0xFF
-#: Largest payload a u32 byte count can describe.
-MAX_DATA_BYTES = 0xFFFFFFFF
-
 Version = tuple[int, int, int]
-
-_HEADER = struct.Struct("<III")
-_U8 = struct.Struct("<B")
-_U16 = struct.Struct("<H")
-_U32 = struct.Struct("<I")
-_REG_CLASS = struct.Struct("<BII")  # cmd, class, base
-_REG_CLASS_OLD = struct.Struct("<BI")  # cmd, class (before 0.3)
-_REG_ATTR = struct.Struct("<BIIHI")  # cmd, class, attr, type, nbElements | enum value | enum class
-_REG_CLASS_ATTR = struct.Struct("<BIII")  # cmd, class, attr, class-attribute class
-_REG_LIST = struct.Struct("<BIIH")  # cmd, class, attr, type
-_ATTR_HEAD = struct.Struct("<BQQB")  # cmd, context, object, depth
-_CREATE = struct.Struct("<BQIQ")  # cmd, context, class, object
-_CTX_U64 = struct.Struct("<BQQ")  # destroy (context, object), start/stop frame (context, time)
-_MSG_HEAD = struct.Struct("<BQ")  # cmd, context
-_MSG_TAIL = struct.Struct("<III")  # line, type, class handle
 
 
 def encode_header(version: Version = OVD_VERSION) -> bytes:
     """The 12-byte stream header PhysX writes before its first command."""
-    return _HEADER.pack(*version)
+    return HEADER.pack(*version)
 
 
 #: Largest major or minor number a version header can plausibly hold; more means the bytes are
@@ -115,7 +113,17 @@ def decode_header(buffer, source_name: str = "<memory>", offset: int = 0) -> Ver
             f"{source_name}: {len(view) - offset} bytes is shorter than the {HEADER_SIZE}-byte "
             "OmniPVD header (u32 major, minor, patch) — not an .ovd stream or empty"
         )
-    return check_version(_HEADER.unpack_from(view, offset), source_name, header=True)
+    return check_version(HEADER.unpack_from(view, offset), source_name, header=True)
+
+
+def check_ovd_header(head: bytes, name: str) -> None:
+    """Refuse at once data that is not an OmniPVD stream (text, another format) or a version
+    pvdkit cannot read: the same rule as every ``.ovd`` reader (:func:`check_version`), so
+    ``info``, ``dump``, ``convert`` and the viewer all say the same. Shorter input is left to
+    the tokenizer, which reports a short header."""
+    if len(head) < HEADER_SIZE:
+        return
+    check_version(HEADER.unpack_from(head, 0), name, header=True)
 
 
 def has_base_class(version: Version) -> bool:
@@ -128,7 +136,7 @@ def encode_string(text: str | bytes | None, what: str = "string") -> bytes:
     raw = _to_bytes(text)
     if len(raw) > MAX_STRING_BYTES:
         raise PvdError(f"{what} is {len(raw)} bytes long; OmniPVD strings hold at most {MAX_STRING_BYTES}")
-    return _U16.pack(len(raw)) + raw
+    return U16.pack(len(raw)) + raw
 
 
 def _to_bytes(text: str | bytes | None) -> bytes:
@@ -159,14 +167,14 @@ class RegisterClass:
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
         if has_base_class(version):
-            head = _REG_CLASS.pack(self.command, self.class_handle, self.base_class)
+            head = REG_CLASS.pack(self.command, self.class_handle, self.base_class)
         else:
             if self.base_class:
                 raise PvdError(
                     f"class {self.name!r}: stream version {_vs(version)} has no base classes "
                     f"(base class {self.base_class} given); base classes need 0.3 or later"
                 )
-            head = _REG_CLASS_OLD.pack(self.command, self.class_handle)
+            head = REG_CLASS_OLD.pack(self.command, self.class_handle)
         return head + encode_string(self.name, f"class name {self.name[:40]!r}")
 
 
@@ -182,7 +190,7 @@ class RegisterAttribute:
     name: str
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _REG_ATTR.pack(
+        return REG_ATTR.pack(
             self.command, self.class_handle, self.attribute_handle, self.data_type, self.nb_elements
         ) + encode_string(self.name, f"attribute name {self.name[:40]!r}")
 
@@ -198,7 +206,7 @@ class RegisterEnumValue:
     name: str
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _REG_ATTR.pack(
+        return REG_ATTR.pack(
             self.command, self.class_handle, self.attribute_handle, DataType.ENUM_VALUE, self.value
         ) + encode_string(self.name, f"enum value name {self.name[:40]!r}")
 
@@ -214,7 +222,7 @@ class RegisterFlagsAttribute:
     name: str
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _REG_ATTR.pack(
+        return REG_ATTR.pack(
             self.command, self.class_handle, self.attribute_handle, DataType.FLAGS_WORD,
             self.enum_class_handle,
         ) + encode_string(self.name, f"flags attribute name {self.name[:40]!r}")
@@ -231,7 +239,7 @@ class RegisterClassAttribute:
     name: str
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _REG_CLASS_ATTR.pack(
+        return REG_CLASS_ATTR.pack(
             self.command, self.class_handle, self.attribute_handle, self.class_attribute_handle
         ) + encode_string(self.name, f"class attribute name {self.name[:40]!r}")
 
@@ -247,7 +255,7 @@ class RegisterUniqueListAttribute:
     name: str
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _REG_LIST.pack(
+        return REG_LIST.pack(
             self.command, self.class_handle, self.attribute_handle, self.data_type
         ) + encode_string(self.name, f"unique list attribute name {self.name[:40]!r}")
 
@@ -303,7 +311,7 @@ class CreateObject:
     name: str
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _CREATE.pack(self.command, self.context, self.class_handle, self.object) + encode_string(
+        return CREATE.pack(self.command, self.context, self.class_handle, self.object) + encode_string(
             self.name, f"object name {self.name[:40]!r}"
         )
 
@@ -317,7 +325,7 @@ class DestroyObject:
     object: int
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _CTX_U64.pack(self.command, self.context, self.object)
+        return PAIR.pack(self.command, self.context, self.object)
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,7 +337,7 @@ class StartFrame:
     timestamp: int
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _CTX_U64.pack(self.command, self.context, self.timestamp)
+        return PAIR.pack(self.command, self.context, self.timestamp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,7 +349,7 @@ class StopFrame:
     timestamp: int
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
-        return _CTX_U64.pack(self.command, self.context, self.timestamp)
+        return PAIR.pack(self.command, self.context, self.timestamp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,10 +366,10 @@ class RecordMessage:
 
     def encode(self, version: Version = OVD_VERSION) -> bytes:
         return b"".join((
-            _MSG_HEAD.pack(self.command, self.context),
+            MSG_HEAD.pack(self.command, self.context),
             encode_string(self.message, "message"),
             encode_string(self.file, "message file name"),
-            _MSG_TAIL.pack(self.line, self.type, self.class_handle),
+            MSG_TAIL.pack(self.line, self.type, self.class_handle),
         ))
 
 
@@ -392,12 +400,8 @@ def encode_attribute_command(
         raise PvdError(f"attribute path must hold 1..{MAX_PATH_DEPTH} handles, got {depth}")
     if len(data) > MAX_DATA_BYTES:
         raise PvdError(f"attribute payload of {len(data)} bytes exceeds the u32 byte count")
-    return b"".join((
-        _ATTR_HEAD.pack(command, context, obj, depth),
-        struct.pack(f"<{depth}I", *path),
-        _U32.pack(len(data)),
-        bytes(data),
-    ))
+    head = ATTR_HEAD.pack(command, context, obj)
+    return b"".join((head, encode_path(path), U32.pack(len(data)), bytes(data)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -423,7 +427,7 @@ def _need(view: memoryview, pos: int, n: int) -> None:
 
 def _read_string(view: memoryview, pos: int) -> tuple[str, int]:
     _need(view, pos, 2)
-    (n,) = _U16.unpack_from(view, pos)
+    (n,) = U16.unpack_from(view, pos)
     _need(view, pos + 2, n)
     return _name(view[pos + 2:pos + 2 + n]), pos + 2 + n
 
@@ -462,70 +466,65 @@ def _data_type(code: int) -> DataType:
 def _decode(view: memoryview, pos: int, base: bool) -> tuple[DecodedCommand, int]:
     _need(view, pos, 1)
     code = view[pos]
-    p = pos + 1
     if code == Command.REGISTER_CLASS:
-        if base:
-            _need(view, p, 8)
-            cls, base_cls = struct.unpack_from("<II", view, p)
-            p += 8
-        else:
-            _need(view, p, 4)
-            (cls,) = _U32.unpack_from(view, p)
-            base_cls = 0
-            p += 4
-        name, p = _read_string(view, p)
+        head = REG_CLASS if base else REG_CLASS_OLD
+        _need(view, pos, head.size)
+        _, cls, *rest = head.unpack_from(view, pos)
+        base_cls = rest[0] if rest else 0
+        name, p = _read_string(view, pos + head.size)
         return RegisterClass(cls, name, base_cls), p
     if code == Command.REGISTER_ATTRIBUTE:
-        _need(view, p, 14)
-        cls, attr, dtype, extra = struct.unpack_from("<IIHI", view, p)
-        name, p = _read_string(view, p + 14)
+        _need(view, pos, REG_ATTR.size)
+        _, cls, attr, dtype, extra = REG_ATTR.unpack_from(view, pos)
+        name, p = _read_string(view, pos + REG_ATTR.size)
         if dtype == DataType.ENUM_VALUE:
             return RegisterEnumValue(cls, attr, extra, name), p
         if dtype == DataType.FLAGS_WORD:
             return RegisterFlagsAttribute(cls, attr, extra, name), p
         return RegisterAttribute(cls, attr, _data_type(dtype), extra, name), p
     if code == Command.REGISTER_CLASS_ATTRIBUTE:
-        _need(view, p, 12)
-        cls, attr, attr_cls = struct.unpack_from("<III", view, p)
-        name, p = _read_string(view, p + 12)
+        _need(view, pos, REG_CLASS_ATTR.size)
+        _, cls, attr, attr_cls = REG_CLASS_ATTR.unpack_from(view, pos)
+        name, p = _read_string(view, pos + REG_CLASS_ATTR.size)
         return RegisterClassAttribute(cls, attr, attr_cls, name), p
     if code == Command.REGISTER_UNIQUE_LIST_ATTRIBUTE:
-        _need(view, p, 10)
-        cls, attr, dtype = struct.unpack_from("<IIH", view, p)
-        name, p = _read_string(view, p + 10)
+        _need(view, pos, REG_LIST.size)
+        _, cls, attr, dtype = REG_LIST.unpack_from(view, pos)
+        name, p = _read_string(view, pos + REG_LIST.size)
         return RegisterUniqueListAttribute(cls, attr, _data_type(dtype), name), p
     if code in _ATTRIBUTE_CLASSES:
-        _need(view, p, 17)
-        ctx, obj, depth = struct.unpack_from("<QQB", view, p)
-        p += 17
+        _need(view, pos, ATTR_PATH)
+        _, ctx, obj = ATTR_HEAD.unpack_from(view, pos)
+        depth = view[pos + ATTR_DEPTH]
+        p = pos + ATTR_PATH
         if depth == 0:
             raise _Invalid("attribute command with an empty attribute path (depth 0)")
         _need(view, p, 4 * depth + 4)
         path = struct.unpack_from(f"<{depth}I", view, p)
         p += 4 * depth
-        (size,) = _U32.unpack_from(view, p)
+        (size,) = U32.unpack_from(view, p)
         p += 4
         _need(view, p, size)
         return _ATTRIBUTE_CLASSES[code](ctx, obj, tuple(path), bytes(view[p:p + size])), p + size
     if code == Command.CREATE_OBJECT:
-        _need(view, p, 20)
-        ctx, cls, obj = struct.unpack_from("<QIQ", view, p)
-        name, p = _read_string(view, p + 20)
+        _need(view, pos, CREATE.size)
+        _, ctx, cls, obj = CREATE.unpack_from(view, pos)
+        name, p = _read_string(view, pos + CREATE.size)
         return CreateObject(ctx, cls, obj, name), p
     if code in (Command.DESTROY_OBJECT, Command.START_FRAME, Command.STOP_FRAME):
-        _need(view, p, 16)
-        a, b = struct.unpack_from("<QQ", view, p)
+        _need(view, pos, PAIR.size)
+        _, a, b = PAIR.unpack_from(view, pos)
         cls_ = {Command.DESTROY_OBJECT: DestroyObject, Command.START_FRAME: StartFrame,
                 Command.STOP_FRAME: StopFrame}[code]
-        return cls_(a, b), p + 16
+        return cls_(a, b), pos + PAIR.size
     if code == Command.RECORD_MESSAGE:
-        _need(view, p, 8)
-        (ctx,) = struct.unpack_from("<Q", view, p)
-        message, p = _read_string(view, p + 8)
+        _need(view, pos, MSG_HEAD.size)
+        _, ctx = MSG_HEAD.unpack_from(view, pos)
+        message, p = _read_string(view, pos + MSG_HEAD.size)
         file, p = _read_string(view, p)
-        _need(view, p, 12)
-        line, mtype, cls = _MSG_TAIL.unpack_from(view, p)
-        return RecordMessage(ctx, message, file, line, mtype, cls), p + 12
+        _need(view, p, MSG_TAIL.size)
+        line, mtype, cls = MSG_TAIL.unpack_from(view, p)
+        return RecordMessage(ctx, message, file, line, mtype, cls), p + MSG_TAIL.size
     raise _Invalid(f"unknown command code {code} (expected 1 or 3..13)")
 
 

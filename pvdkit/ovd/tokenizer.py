@@ -30,11 +30,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numba import njit, prange
 
 from pvdkit.outputs import open_input
+from pvdkit.ovd import kernels
 from pvdkit.ovd.codec import (
-    HEADER_SIZE,
     DecodedCommand,
     Version,
     check_version,
@@ -42,32 +41,28 @@ from pvdkit.ovd.codec import (
     decode_header,
     has_base_class,
 )
+from pvdkit.ovd.layout import (
+    COUNT_KEYS,
+    HEADER_SIZE,
+    MIN_COMMAND_BYTES,
+    NO_DATA_TYPE,
+    PAIR_SECOND,
+    REGISTER_DATA_TYPE,
+    command_counts,
+    payload_offsets,
+)
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
+
+__all__ = [
+    "COUNT_KEYS", "NO_DATA_TYPE", "CommandTable", "Scan", "as_byte_array", "attribute_payload",
+    "count_commands", "decode_command", "empty_columns", "frame_timestamps", "gather_u32", "gather_u64",
+    "iter_commands", "map_file", "open_ovd", "payload_offsets", "tokenize",
+]
 
 #: Rows between fill checkpoints (the unit of parallel work).
 _CHUNK = 1 << 16
 #: Below this many rows the fill runs on the calling thread only (thread start-up would dominate).
 _PARALLEL_MIN_ROWS = 4 * _CHUNK
-#: Shortest possible command: register_class of a 0.2 stream with an empty name.
-_MIN_COMMAND_BYTES = 7
-
-#: ``CommandTable.data_type`` of rows that register no data type.
-NO_DATA_TYPE = 0xFFFF
-
-# Status codes of the compiled scan.
-_OK = 0
-_TRUNCATED = 1
-_UNKNOWN_COMMAND = 2
-_BAD_DATA_TYPE = 3
-_EMPTY_PATH = 4
-
-#: Keys of :meth:`CommandTable.counts`, in the order ``pvdkit info`` prints them.
-COUNT_KEYS = (
-    "register_class", "register_attribute", "register_enum", "register_flags",
-    "register_class_attribute", "register_unique_list_attribute", "set_attribute",
-    "add_to_unique_list", "remove_from_unique_list", "create_object", "destroy_object",
-    "start_frame", "stop_frame", "record_message",
-)
 
 
 @dataclass(eq=False)
@@ -163,23 +158,7 @@ class CommandTable:
         reg = self.data_type[self.kind == Command.REGISTER_ATTRIBUTE]
         n_enum = int(np.count_nonzero(reg == DataType.ENUM_VALUE))
         n_flags = int(np.count_nonzero(reg == DataType.FLAGS_WORD))
-        c = {
-            "register_class": per_kind[Command.REGISTER_CLASS],
-            "register_attribute": len(reg) - n_enum - n_flags,
-            "register_enum": n_enum,
-            "register_flags": n_flags,
-            "register_class_attribute": per_kind[Command.REGISTER_CLASS_ATTRIBUTE],
-            "register_unique_list_attribute": per_kind[Command.REGISTER_UNIQUE_LIST_ATTRIBUTE],
-            "set_attribute": per_kind[Command.SET_ATTRIBUTE],
-            "add_to_unique_list": per_kind[Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE],
-            "remove_from_unique_list": per_kind[Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE],
-            "create_object": per_kind[Command.CREATE_OBJECT],
-            "destroy_object": per_kind[Command.DESTROY_OBJECT],
-            "start_frame": per_kind[Command.START_FRAME],
-            "stop_frame": per_kind[Command.STOP_FRAME],
-            "record_message": per_kind[Command.RECORD_MESSAGE],
-        }
-        return {k: int(c[k]) for k in COUNT_KEYS}
+        return command_counts(per_kind, len(reg) - n_enum - n_flags, n_enum, n_flags)
 
     def rows(self, *kinds: Command | int) -> np.ndarray:
         """Row indices (int64) of the commands of the given kinds, in stream order."""
@@ -194,207 +173,6 @@ _COLUMNS = (
 _STORED = (
     "kind", "offset", "frame", "context", "object", "attribute", "depth", "data_size", "data_type",
 )
-
-
-def payload_offsets(kind: np.ndarray, offset: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """``data_offset`` of rows with these ``kind``/``offset``/``depth`` (see :class:`CommandTable`)."""
-    attr = (kind >= Command.SET_ATTRIBUTE) & (kind <= Command.REMOVE_FROM_UNIQUE_LIST_ATTRIBUTE)
-    return np.where(attr, offset + 22 + 4 * depth.astype(np.int64), 0)
-
-
-# --------------------------------------------------------------------------------------------
-# Compiled scan
-# --------------------------------------------------------------------------------------------
-
-
-# Byte reads index with unsigned positions: numba then skips its negative-index fix-up, which
-# lets LLVM merge the byte loads of a little-endian integer into one load (3-4x faster fills).
-@njit(cache=True, inline="always")
-def _byte(b, p):
-    return np.int64(b[np.uint64(p)])
-
-
-@njit(cache=True, inline="always")
-def _ub(b, q, k):
-    """Byte ``q + k`` (q unsigned) shifted to its place ``k`` in a little-endian integer."""
-    return np.uint64(b[q + np.uint64(k)]) << np.uint64(8 * k)
-
-
-@njit(cache=True, inline="always")
-def _u16(b, p):
-    q = np.uint64(p)
-    return np.int64(_ub(b, q, 0) | _ub(b, q, 1))
-
-
-@njit(cache=True, inline="always")
-def _u32(b, p):
-    q = np.uint64(p)
-    return np.int64(_ub(b, q, 0) | _ub(b, q, 1) | _ub(b, q, 2) | _ub(b, q, 3))
-
-
-@njit(cache=True, inline="always")
-def _u64(b, p):
-    q = np.uint64(p)
-    return (_ub(b, q, 0) | _ub(b, q, 1) | _ub(b, q, 2) | _ub(b, q, 3)
-            | _ub(b, q, 4) | _ub(b, q, 5) | _ub(b, q, 6) | _ub(b, q, 7))
-
-
-@njit(cache=True, inline="always")
-def _command_end(b, pos, size, base_len):
-    """Validate the command starting at ``pos`` (``size`` = bytes available).
-
-    Returns (status, code, end, data_type); ``end`` and ``data_type`` are meaningful only when
-    status is 0. With :func:`_command_fields`, the one place that knows the command layouts:
-    the tokenizer's passes and the index builder's fused pass (:mod:`pvdkit.recording`) share
-    them.
-    """
-    c = _byte(b, pos)
-    p = pos + 1
-    dt = 0xFFFF
-    e = pos
-    status = 0
-    if c == 6 or c == 7 or c == 8:
-        if p + 17 > size:
-            status = 1
-        else:
-            d = _byte(b, p + 16)
-            if d == 0:
-                status = 4
-            else:
-                q = p + 17 + 4 * d
-                if q + 4 > size:
-                    status = 1
-                else:
-                    e = q + 4 + _u32(b, q)
-    elif c == 1:
-        q = p + base_len
-        if q + 2 > size:
-            status = 1
-        else:
-            e = q + 2 + _u16(b, q)
-    elif c == 3:
-        if p + 16 > size:
-            status = 1
-        else:
-            dt = _u16(b, p + 8)
-            if dt > 13:
-                status = 3
-            else:
-                e = p + 16 + _u16(b, p + 14)
-    elif c == 4:
-        if p + 14 > size:
-            status = 1
-        else:
-            e = p + 14 + _u16(b, p + 12)
-    elif c == 5:
-        if p + 12 > size:
-            status = 1
-        else:
-            dt = _u16(b, p + 8)
-            if dt > 13:
-                status = 3
-            else:
-                e = p + 12 + _u16(b, p + 10)
-    elif c == 9:
-        if p + 22 > size:
-            status = 1
-        else:
-            e = p + 22 + _u16(b, p + 20)
-    elif c == 10 or c == 11 or c == 12:
-        e = p + 16
-    elif c == 13:
-        q = p + 8
-        if q + 2 > size:
-            status = 1
-        else:
-            q = q + 2 + _u16(b, q)
-            if q + 2 > size:
-                status = 1
-            else:
-                e = q + 2 + _u16(b, q) + 12
-    else:
-        status = 2
-    if status == 0 and e > size:
-        status = 1
-    return status, c, e, dt
-
-
-@njit(cache=True, inline="always")
-def _command_fields(b, pos, c):
-    """(context, object, attribute, depth, data size) of a command :func:`_command_end` accepted;
-    zeros where the command has no such field (see :class:`CommandTable`)."""
-    p = pos + 1
-    ctx = np.uint64(0)
-    ob = np.uint64(0)
-    at = 0
-    dp = 0
-    nb = 0
-    if c == 6 or c == 7 or c == 8:
-        ctx = _u64(b, p)
-        ob = _u64(b, p + 8)
-        dp = _byte(b, p + 16)
-        q = p + 17 + 4 * dp
-        at = _u32(b, q - 4)
-        nb = _u32(b, q)
-    elif c == 9:
-        ctx = _u64(b, p)
-        ob = _u64(b, p + 12)
-    elif c >= 10:
-        ctx = _u64(b, p)
-        if c == 10:
-            ob = _u64(b, p + 8)
-    return ctx, ob, at, dp, nb
-
-
-@njit(cache=True)
-def _scan(b, pos, has_base, start_frame, row0, max_rows, fill, kind, offset, frame, context, obj,
-          attribute, depth, data_size, data_type, ck_pos, ck_frame, ck_every):
-    """Walk at most ``max_rows`` commands from ``pos``, numbering rows from ``row0``.
-
-    With ``fill`` each row is written to the (stored) columns; without, only counted, and every
-    ``ck_every``-th row's start position and preceding frame index are recorded as checkpoints
-    from which the fill can start in parallel. Returns (next row, end position, status).
-    """
-    size = b.shape[0]
-    n = row0
-    stop = row0 + max_rows
-    fr = start_frame
-    status = 0
-    base_len = 8 if has_base else 4
-    while pos < size and n < stop:
-        if not fill and n % ck_every == 0:
-            ck_pos[n // ck_every] = pos
-            ck_frame[n // ck_every] = fr
-        status, c, e, dt = _command_end(b, pos, size, base_len)
-        if status != 0:
-            break
-        if c == 11:
-            fr += 1
-        if fill:
-            ctx, ob, at, dp, nb = _command_fields(b, pos, c)
-            kind[n] = c
-            offset[n] = pos
-            frame[n] = fr
-            context[n] = ctx
-            obj[n] = ob
-            attribute[n] = at
-            depth[n] = dp
-            data_size[n] = nb
-            data_type[n] = dt
-        n += 1
-        pos = e
-    return n, pos, status
-
-
-@njit(cache=True, parallel=True)
-def _fill_parallel(b, has_base, n, ck_pos, ck_frame, ck_every, kind, offset, frame, context, obj,
-                   attribute, depth, data_size, data_type):
-    """Fill rows 0..n-1 chunk by chunk, each chunk from its checkpoint, on all cores."""
-    chunks = (n + ck_every - 1) // ck_every
-    for k in prange(chunks):
-        row0 = k * ck_every
-        _scan(b, ck_pos[k], has_base, ck_frame[k], row0, min(ck_every, n - row0), True, kind, offset,
-              frame, context, obj, attribute, depth, data_size, data_type, ck_pos, ck_frame, ck_every)
 
 
 def empty_columns(n: int) -> dict[str, np.ndarray]:
@@ -450,7 +228,7 @@ class Scan:
         return CommandTable(
             version=self.version, **cols, valid_end=self.valid_end,
             error=_describe(self.status, self.data, self.valid_end, self.source_name),
-            truncated=self.status == _TRUNCATED, source_name=self.source_name,
+            truncated=self.status == kernels.TRUNCATED, source_name=self.source_name,
             start_frame=self.start_frame,
         )
 
@@ -477,12 +255,12 @@ def count_commands(
     base = has_base_class(version)
     # Checkpoint arrays are sized for the most rows the bytes could hold (shortest command:
     # 7 bytes), so no corrupt length can make anything allocate more than the input justifies.
-    max_rows = (len(data) - pos) // _MIN_COMMAND_BYTES + 1
+    max_rows = (len(data) - pos) // MIN_COMMAND_BYTES + 1
     ck_pos = np.empty(max_rows // _CHUNK + 1, np.int64)
     ck_frame = np.empty(max_rows // _CHUNK + 1, np.int64)
-    empty = empty_columns(0)
-    n, valid_end, status = _scan(data, pos, base, start_frame, 0, max_rows, False, *empty.values(),
-                                 ck_pos, ck_frame, _CHUNK)
+    empty = tuple(empty_columns(0).values())
+    n, valid_end, status = kernels.scan(data, pos, base, start_frame, 0, max_rows, False, empty, ck_pos,
+                                        ck_frame, _CHUNK)
     return Scan(version, data, pos, base, start_frame, int(n), int(valid_end), int(status), ck_pos,
                 ck_frame, source_name)
 
@@ -511,28 +289,28 @@ def tokenize(
     n = sc.n
     cols = empty_columns(n)
     if n > _PARALLEL_MIN_ROWS:
-        _fill_parallel(sc.data, sc.has_base, n, sc.ck_pos, sc.ck_frame, _CHUNK, *cols.values())
+        kernels.fill_parallel(sc.data, sc.has_base, n, sc.ck_pos, sc.ck_frame, _CHUNK, tuple(cols.values()))
     elif n:
-        _scan(sc.data, sc.pos, sc.has_base, start_frame, 0, n, True, *cols.values(), sc.ck_pos,
-              sc.ck_frame, _CHUNK)
+        kernels.scan(sc.data, sc.pos, sc.has_base, start_frame, 0, n, True, tuple(cols.values()), sc.ck_pos,
+                     sc.ck_frame, _CHUNK)
     return sc.table(cols)
 
 
 def _describe(status: int, data: np.ndarray, at: int, source_name: str) -> str | None:
-    if status == _OK:
+    if status == kernels.OK:
         return None
     code = int(data[at])
-    if status == _TRUNCATED:
+    if status == kernels.TRUNCATED:
         what = Command(code).name.lower() if code in Command._value2member_map_ else str(code)
         return (f"{source_name}: truncated at byte offset {at}: the {what} command starting there "
                 f"runs past the end of the data ({len(data)} bytes); every command before it was read")
-    if status == _UNKNOWN_COMMAND:
+    if status == kernels.UNKNOWN_COMMAND:
         return (f"{source_name}: damaged at byte offset {at}: unknown command code {code} "
                 f"(expected 1 or 3..13); every command before it was read")
-    if status == _BAD_DATA_TYPE:
+    if status == kernels.BAD_DATA_TYPE:
+        dt = int(data[at + REGISTER_DATA_TYPE]) | int(data[at + REGISTER_DATA_TYPE + 1]) << 8
         return (f"{source_name}: damaged at byte offset {at}: {Command(code).name.lower()} with "
-                f"unknown data type {int(data[at + 9]) | int(data[at + 10]) << 8} (expected 0..13); "
-                "every command before it was read")
+                f"unknown data type {dt} (expected 0..13); every command before it was read")
     return (f"{source_name}: damaged at byte offset {at}: {Command(code).name.lower()} with an "
             "empty attribute path (depth 0); every command before it was read")
 
@@ -611,7 +389,7 @@ def gather_u32(buffer, offsets: np.ndarray) -> np.ndarray:
 def frame_timestamps(buffer, table: CommandTable, kind: Command = Command.START_FRAME) -> np.ndarray:
     """Timestamps (uint64) of all START_FRAME rows (or STOP_FRAME with ``kind``), in order."""
     rows = table.rows(kind)
-    return gather_u64(buffer, table.offset[rows] + 9)
+    return gather_u64(buffer, table.offset[rows] + PAIR_SECOND)
 
 
 def attribute_payload(buffer, table: CommandTable, i: int) -> memoryview:
