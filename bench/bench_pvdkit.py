@@ -30,8 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 from pvdkit.convert import convert  # noqa: E402
 from pvdkit.h5 import H5Stream  # noqa: E402
+from pvdkit.index import ovd_data, read_ovd_data  # noqa: E402
 from pvdkit.ovd.tokenizer import open_ovd  # noqa: E402
-from pvdkit.recording import Recording, ovd_data, read_ovd_data  # noqa: E402
+from pvdkit.recording import Recording  # noqa: E402
 from pvdkit.streams import OvdFileStream  # noqa: E402
 from pvdkit.synthetic import write_large_recording  # noqa: E402
 from pvdkit.types import DataType  # noqa: E402

@@ -908,7 +908,7 @@ def _touch(*values: object) -> None:
 
 def _rebuild_ovd(path: Path) -> None:
     """What ``pvdkit dump`` / ``convert`` do with an ``.h5``: rebuild the ``.ovd`` and read it."""
-    from pvdkit.h5.format import h5_to_ovd_bytes
+    from pvdkit.h5 import h5_to_ovd_bytes
     from pvdkit.ovd.tokenizer import iter_commands, tokenize
 
     data = h5_to_ovd_bytes(path)
@@ -920,7 +920,7 @@ def _rebuild_ovd(path: Path) -> None:
 def _round_trip(path: Path, case: Case, w: _Worker) -> None:
     """``.ovd`` → ``.h5`` → ``.ovd`` gives the same bytes, and the ``.h5`` the same counts."""
     from pvdkit.convert import convert
-    from pvdkit.h5.format import h5_to_ovd_bytes
+    from pvdkit.h5 import h5_to_ovd_bytes
     from pvdkit.recording import Recording
 
     h5 = w.tmp / "round.h5"

@@ -343,7 +343,7 @@ def iter_dump(path: str):
 
     require_input(path)
     if _is_h5(path):
-        from pvdkit.h5.format import h5_to_ovd_bytes
+        from pvdkit.h5.rebuild import h5_to_ovd_bytes
 
         buf = np.frombuffer(h5_to_ovd_bytes(path), np.uint8)
         table = tokenize(buf, source_name=path)

@@ -11,7 +11,7 @@ file under its name, and converting a file onto itself (also through a link) is 
 anything is written.
 
 A full disk while writing an ``.h5`` is one line too (``disk full writing FILE``): the HDF5
-writer lets go of a file it cannot flush (:meth:`pvdkit.h5.format.H5Writer.abort`) instead of
+writer lets go of a file it cannot flush (:meth:`pvdkit.h5.writer.H5Writer.abort`) instead of
 letting HDF5 crash the process when it closes it.
 """
 
@@ -25,9 +25,10 @@ from collections.abc import Callable
 import numpy as np
 
 from pvdkit import outputs
-from pvdkit.h5.format import h5_to_ovd_bytes, write_h5
+from pvdkit.h5.rebuild import h5_to_ovd_bytes
+from pvdkit.h5.writer import write_h5
+from pvdkit.ovd.codec import check_ovd_header
 from pvdkit.ovd.tokenizer import open_ovd, tokenize
-from pvdkit.recording import check_ovd_header
 from pvdkit.types import PvdError, PvdWarning
 
 Progress = Callable[[float], None]

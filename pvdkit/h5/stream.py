@@ -4,10 +4,10 @@ Why: a long simulation should not have to write an ``.ovd`` and convert it after
 crash must leave a readable recording. :class:`H5Stream` keeps the bytes it is given and, at
 least once per ``flush_interval`` of wall time (and at the end of the first frame), tokenizes
 the complete commands received so far, indexes them with the same
-:class:`~pvdkit.recording.IndexBuilder` as the ``.ovd`` reader, appends them to the file in one
+:class:`~pvdkit.index.builder.IndexBuilder` as the ``.ovd`` reader, appends them to the file in one
 batch (a few h5py calls per table and pool — never one per attribute write) and *commits* them.
 
-The file is crash-safe (:class:`~pvdkit.h5.format.H5Writer` with ``crash_safe=True``): at any
+The file is crash-safe (:class:`~pvdkit.h5.writer.H5Writer` with ``crash_safe=True``): at any
 instant it holds every committed frame, ``complete = false`` until ``close()``. SIGINT/SIGTERM
 arriving during a batch are delivered after it; :meth:`H5Stream.mark_interrupted` before
 ``close()`` records why a recording stopped early. A full disk or another I/O error stops the
@@ -24,18 +24,12 @@ import time
 
 import numpy as np
 
-from pvdkit.h5.format import (
-    H5Writer,
-    NoRoom,
-    _os_reason,
-    h5_to_ovd_bytes,
-    is_io_error,
-    write_h5,
-)
+from pvdkit.h5.rebuild import h5_to_ovd_bytes
+from pvdkit.h5.writer import H5Writer, NoRoom, _os_reason, is_io_error, write_h5
+from pvdkit.index.builder import IndexBuilder
 from pvdkit.outputs import check_output, free_bytes, temp_file_beside
 from pvdkit.ovd.codec import HEADER_SIZE, decode_header
 from pvdkit.ovd.tokenizer import tokenize
-from pvdkit.recording import IndexBuilder
 from pvdkit.signals import deferred_signals
 from pvdkit.types import PvdError
 

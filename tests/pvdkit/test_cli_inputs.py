@@ -326,13 +326,13 @@ def test_diff_reports_are_written_whole(capsys, ovd, tmp_path):
 def test_h5_output_on_a_full_disk_is_one_line(capsys, ovd, tmp_path, monkeypatch):
     # HDF5's failed write comes back as RuntimeError from h5py; the writer lets go of the file
     # (it would crash the process when closed) and convert reports one line, leaving nothing.
-    from pvdkit.h5 import format as h5format
+    from pvdkit.h5 import writer as h5writer
 
     def full(self, *_a, **_k):
         raise RuntimeError("Can't write data (file write failed: errno = 28, error message = "
                            "'No space left on device')")
 
-    monkeypatch.setattr(h5format.H5Writer, "_append_batch", full)
+    monkeypatch.setattr(h5writer.H5Writer, "_append_batch", full)
     out = tmp_path / "out.h5"
     status, _, err = run(capsys, "convert", str(ovd), str(out))
     assert status == 2

@@ -217,12 +217,12 @@ def test_disk_filled_by_someone_else_mid_write(tiny_disk, start_recording):
 
 def test_injected_enospc_in_process(tmp_path, monkeypatch):
     """The same failure without a tmpfs: HDF5's flush fails with ENOSPC."""
-    from pvdkit.h5 import format as h5format
+    from pvdkit.h5 import writer as h5writer
     from pvdkit.types import PvdError
     from simcore.cli.record import record
 
     calls = {"n": 0}
-    real_commit = h5format.H5Writer.commit
+    real_commit = h5writer.H5Writer.commit
 
     def failing_commit(self):
         calls["n"] += 1
@@ -231,7 +231,7 @@ def test_injected_enospc_in_process(tmp_path, monkeypatch):
                                "'No space left on device')")
         real_commit(self)
 
-    monkeypatch.setattr(h5format.H5Writer, "commit", failing_commit)
+    monkeypatch.setattr(h5writer.H5Writer, "commit", failing_commit)
     out = tmp_path / "enospc.h5"
     with pytest.raises(PvdError, match=r"disk full writing .*enospc\.h5 after \d+ frames?;"):
         record(None, "accelerate", duration=2.0, out=out)

@@ -23,10 +23,12 @@ import numpy as np
 import pytest
 
 from pvdkit.convert import convert
-from pvdkit.h5.format import MAX_EXPANSION, h5_to_ovd_bytes, open_h5_data
+from pvdkit.h5 import h5_to_ovd_bytes, open_h5_data
+from pvdkit.h5.reader import MAX_EXPANSION
+from pvdkit.index import IndexBuilder
 from pvdkit.ovd import codec
 from pvdkit.ovd.tokenizer import open_ovd, tokenize
-from pvdkit.recording import MAX_BASE_DEPTH, MAX_CLASS_NESTING, MIN_PATH_WORK, IndexBuilder, Recording
+from pvdkit.recording import MAX_BASE_DEPTH, MAX_CLASS_NESTING, MIN_PATH_WORK, Recording
 from pvdkit.streams import MemoryStream
 from pvdkit.synthetic import write_every_command
 from pvdkit.types import DataType, PvdError, PvdWarning
@@ -347,7 +349,7 @@ def test_a_device_is_refused_at_once(path):
         pytest.skip(f"no {path}")
     code = (
         "import sys\nfrom pvdkit.recording import Recording\nfrom pvdkit.ovd.tokenizer import open_ovd\n"
-        "from pvdkit.h5.format import open_h5_data, h5_to_ovd_bytes\nfrom pvdkit.types import PvdError\n"
+        "from pvdkit.h5 import open_h5_data, h5_to_ovd_bytes\nfrom pvdkit.types import PvdError\n"
         "for f in (Recording.open, open_ovd, lambda p: open_h5_data(p, p), h5_to_ovd_bytes):\n"
         "    try:\n        f(sys.argv[1])\n    except PvdError as e:\n        print(e)\n"
     )

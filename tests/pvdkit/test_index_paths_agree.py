@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pvdkit.index import ovd_data, read_ovd_data
 from pvdkit.ovd.tokenizer import tokenize
-from pvdkit.recording import ovd_data, read_ovd_data
 from pvdkit.streams import MemoryStream
 from pvdkit.synthetic import write_every_command
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pvdkit.index import IndexBuilder, ovd_data
 from pvdkit.ovd.tokenizer import tokenize
-from pvdkit.recording import IndexBuilder, Recording, ovd_data
+from pvdkit.recording import Recording
 from pvdkit.streams import MemoryStream
 from pvdkit.synthetic import EVERY_COMMAND_CONTEXTS, write_every_command
 from pvdkit.types import DataType, PvdError, PvdWarning

@@ -1,13 +1,18 @@
-"""Compiled (numba) kernels: the index builder's hash maps, index pass, grouping and gathers, and
-the command emitter of the HDF5 → ``.ovd`` rebuild.
+"""Compiled (numba) kernels of the index: hash maps, the index pass, grouping and gathers.
 
 Why a module of its own: importing numba and loading its cached machine code costs about half a
 second, and only indexing an ``.ovd`` stream (or writing HDF5 from one) needs these loops.
-:mod:`pvdkit.recording` and :mod:`pvdkit.h5.format` import this module on first use, so opening
+:mod:`pvdkit.index.builder` and the HDF5 writer import this module on first use, so opening
 an ``.h5`` recording, the query model and ``pvdkit diff`` on ``.h5`` files do not need numba.
 
+The command layout is not spelled here: the fused pass inlines the readers of
+:mod:`pvdkit.ovd.kernels` (``command_end``, ``command_fields``, ``store_row``) and names
+commands and offsets by the constants of :mod:`pvdkit.ovd.layout`. numba's cache does not
+follow those inlined helpers into their file: after changing them, delete this module's cache
+(``find pvdkit -name '*.nb[ic]' -delete``).
+
 A hash map is three arrays (keys u64, values i64, used u8) of a power-of-two capacity with
-linear probing; it is grown (``_grow``) before it gets more than half full.
+linear probing; it is grown (:func:`grow`) before it gets more than half full.
 """
 
 from __future__ import annotations
@@ -15,9 +20,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pvdkit.ovd.kernels import command_end as _command_end
-from pvdkit.ovd.kernels import command_fields as _command_fields
-from pvdkit.ovd.kernels import read_u32 as _u32
+from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET
+from pvdkit.ovd.kernels import command_end, command_fields, is_attribute_command, read_u32, store_row
+from pvdkit.ovd.layout import (
+    ATTR_FIXED_BYTES,
+    ATTR_PATH,
+    CMD_CREATE_OBJECT,
+    CMD_DESTROY_OBJECT,
+    CMD_SET_ATTRIBUTE,
+    CMD_START_FRAME,
+)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -31,18 +43,33 @@ def _probe(keys, used, key):
     return i
 
 
+@njit(cache=True, inline="always")
+def _put(keys, vals, used, i, key, val):
+    """Store ``key`` → ``val`` in slot ``i`` of a map (a free slot or ``key``'s, see ``_probe``)."""
+    keys[i] = key
+    vals[i] = val
+    used[i] = 1
+
+
+@njit(cache=True, inline="always")
+def _id_of(keys, vals, used, key, next_id):
+    """(id of ``key``, False) if the map holds it, else (``next_id``, True) after adding it."""
+    i = _probe(keys, used, key)
+    if used[i]:
+        return vals[i], False
+    _put(keys, vals, used, i, key, next_id)
+    return next_id, True
+
+
 @njit(cache=True)
-def _grow(keys, vals, used):
+def grow(keys, vals, used):
     cap = keys.shape[0] * 2
     nk = np.zeros(cap, np.uint64)
     nv = np.zeros(cap, np.int64)
     nu = np.zeros(cap, np.uint8)
     for j in range(keys.shape[0]):
         if used[j]:
-            i = _probe(nk, nu, keys[j])
-            nk[i] = keys[j]
-            nv[i] = vals[j]
-            nu[i] = 1
+            _put(nk, nv, nu, _probe(nk, nu, keys[j]), keys[j], vals[j])
     return nk, nv, nu
 
 
@@ -51,14 +78,14 @@ def _path_hash(b, q, d):
     """Hash of the ``d`` u32 handles of an attribute path stored at ``q``."""
     h = np.uint64(d)
     for j in range(d):
-        h = (h ^ np.uint64(_u32(b, q + 4 * j))) * _GOLDEN
+        h = (h ^ np.uint64(read_u32(b, q + 4 * j))) * _GOLDEN
         h ^= h >> np.uint64(29)
     return h
 
 
 @njit(cache=True)
 def _deep_find(b, q, d, dk, dv, du, dh, ds):
-    """Id of the multi-handle path of ``d`` handles at ``q`` (see ``_deep_add``), -1 if unknown.
+    """Id of the multi-handle path of ``d`` handles at ``q`` (see :func:`deep_add`), -1 if unknown.
 
     ``dk``/``dv``/``du``: path hash → id (a hash map whose equal keys may repeat), ``dh`` the
     handles of every known path end to end, path ``i`` being ``dh[ds[i]:ds[i + 1]]``.
@@ -73,7 +100,7 @@ def _deep_find(b, q, d, dk, dv, du, dh, ds):
             if ds[pid + 1] - s0 == d:
                 same = True
                 for j in range(d):
-                    if np.int64(dh[s0 + j]) != _u32(b, q + 4 * j):
+                    if np.int64(dh[s0 + j]) != read_u32(b, q + 4 * j):
                         same = False
                         break
                 if same:
@@ -83,106 +110,67 @@ def _deep_find(b, q, d, dk, dv, du, dh, ds):
 
 
 @njit(cache=True)
-def _deep_add(dk, dv, du, h, pid):
+def deep_add(dk, dv, du, h, pid):
     """Insert hash ``h`` → path id ``pid`` (the map must have a free slot)."""
     mask = dk.shape[0] - 1
     i = np.int64((h * _GOLDEN) >> np.uint64(40)) & mask
     while du[i]:
         i = (i + 1) & mask
-    dk[i] = h
-    dv[i] = pid
-    du[i] = 1
+    _put(dk, dv, du, i, h, pid)
 
 
 @njit(cache=True)
-def _deep_hash_at(b, q, d):
+def deep_hash_at(b, q, d):
     return _path_hash(b, q, d)
 
 
-# Counters of ``_index_rows`` (one small int64 array, updated in place).
+# Counters of :func:`index_rows` (one small int64 array, updated in place).
 (
-    _C_LIFE,
-    _C_PATH,
-    _C_SERIES,
-    _C_ATTR,
-    _C_DESTROY,
-    _C_NEW_LIFE,
-    _C_NEW_PATH,
-    _C_NEW_SERIES,
-    _C_EXC,
-    _C_OTHER,
+    C_LIFE,
+    C_PATH,
+    C_SERIES,
+    C_ATTR,
+    C_DESTROY,
+    C_NEW_LIFE,
+    C_NEW_PATH,
+    C_NEW_SERIES,
+    C_EXC,
+    C_OTHER,
 ) = range(10)
 
-# What ``_index_rows`` stops for: done, grow a map (lifetimes, paths, series, ``s_ctx``), or
+# What :func:`index_rows` stops for: done, grow a map (lifetimes, paths, series, ``s_ctx``), or
 # register a multi-handle path it has not seen.
-_DONE, _GROW_LIFE, _GROW_PATH, _GROW_SERIES, _GROW_SCTX, _NEW_DEEP = range(6)
+DONE, GROW_LIFE, GROW_PATH, GROW_SERIES, GROW_SCTX, NEW_DEEP = range(6)
 
 
 @njit(cache=True)
-def _index_rows(
-    from_bytes,
-    b,
-    base_len,
-    pos,
-    fr,
-    start,
-    n,
-    kind,
-    offset,
-    frame,
-    context,
-    obj,
-    attribute,
-    depth,
-    data_size,
-    data_type,
-    cnt,
-    lk,
-    lv,
-    lu,
-    pk,
-    pv,
-    pu,
-    sk,
-    sv,
-    su,
-    s_ctx,
-    s_cnt,
-    dk,
-    dv,
-    du,
-    dh,
-    ds,
-    attr_rows,
-    attr_sid,
-    destroy_life,
-    new_life_row,
-    new_life_implicit,
-    new_path_key,
-    new_s_life,
-    new_s_path,
-    new_s_family,
-    exc_rows,
-    other_rows,
-):
+def index_rows(from_bytes, b, base_len, pos, fr, start, n, cols, cnt, life, paths, series, s_ctx, s_cnt,
+               deep, out):
     """Assign lifetimes, path ids and series ids to rows ``start``..``n-1``, in stream order.
 
     With ``from_bytes`` the rows are also tokenized here, in the same pass: the commands start
     at byte ``pos`` of ``b`` (``fr`` = frame index before it; all ``n`` rows are known complete
-    from the tokenizer's counting pass) and their stored :class:`CommandTable` columns are
-    written; otherwise the columns are read (an already tokenized table over ``b``).
+    from the tokenizer's counting pass) and their stored :class:`CommandTable` columns ``cols``
+    are written; otherwise the columns are read (an already tokenized table over ``b``).
 
-    ``l*``: handle → lifetime map, ``p*``: path key → path id, ``s*``: series key → series id,
-    ``d*``: multi-handle paths (see ``_deep_find``); ``s_ctx`` the context of each series,
-    ``s_cnt`` its number of samples in this batch; ``cnt`` the counters (see ``_C_*``). Path
-    keys are the attribute handle, or for multi-handle paths the path's id with bit 32 set.
-    Appends to the compact outputs (attribute rows and their series, lifetime of each destroy,
-    things first seen, rows whose context differs from their series', rows of every other
-    command but CREATE_OBJECT). Stops before a row that could overfill a map or has an unseen
-    multi-handle path and returns (row to resume at, its byte position, frame index before it,
-    ``_GROW_*``/``_NEW_DEEP``; ``_DONE`` = done): growing inside the loop would make numba's
-    code slow.
+    Maps (each a tuple of arrays): ``life`` handle → lifetime, ``paths`` path key → path id,
+    ``series`` series key → series id, ``deep`` the multi-handle paths (see ``_deep_find``);
+    ``s_ctx`` the context of each series, ``s_cnt`` its number of samples in this batch; ``cnt``
+    the counters (see ``C_*``). Path keys are the attribute handle, or for multi-handle paths the
+    path's id with bit 32 set. Appends to the compact outputs ``out`` (attribute rows and their
+    series, lifetime of each destroy, things first seen, rows whose context differs from their
+    series', rows of every other command but CREATE_OBJECT). Stops before a row that could
+    overfill a map or has an unseen multi-handle path and returns (row to resume at, its byte
+    position, frame index before it, ``GROW_*``/``NEW_DEEP``; ``DONE`` = done): growing inside
+    the loop would make numba's code slow.
     """
+    kind, offset, frame, context, obj, attribute, depth, data_size, data_type = cols
+    lk, lv, lu = life
+    pk, pv, pu = paths
+    sk, sv, su = series
+    dk, dv, du, dh, ds = deep
+    (attr_rows, attr_sid, destroy_life, new_life_row, new_life_implicit, new_path_key, new_s_life,
+     new_s_path, new_s_family, exc_rows, other_rows) = out
     # The counters live in locals inside the loop (an array would be reloaded after every store
     # to an output, as numba cannot prove they do not alias) and are written back on return.
     n_life, n_path, n_series, n_attr, n_destroy = cnt[0], cnt[1], cnt[2], cnt[3], cnt[4]
@@ -191,12 +179,12 @@ def _index_rows(
     last_h = np.uint64(0)
     last_life = np.int64(-1)
     has_last = False
-    stop = _DONE
+    stop = DONE
     resume = n
     for r in range(start, n):
         if from_bytes:
-            _, k, e, dt = _command_end(b, pos, size, base_len)
-            ctx, h, at, dp, nb = _command_fields(b, pos, k)
+            _, k, e, dt = command_end(b, pos, size, base_len)
+            ctx, h, at, dp, nb = command_fields(b, pos, k)
             p0 = pos
         else:
             k = np.int64(kind[r])
@@ -205,44 +193,33 @@ def _index_rows(
             at = np.int64(attribute[r])
             dp = np.int64(depth[r])
             p0 = offset[r]
-        is_attr = k == 6 or k == 7 or k == 8
+        is_attr = is_attribute_command(k)
         key = np.uint64(at)
-        if (k == 9 or is_attr) and 2 * (n_life + 1) > lk.shape[0]:
-            stop = _GROW_LIFE
+        if (k == CMD_CREATE_OBJECT or is_attr) and 2 * (n_life + 1) > lk.shape[0]:
+            stop = GROW_LIFE
         elif is_attr:
             if 2 * (n_path + 1) > pk.shape[0]:
-                stop = _GROW_PATH
+                stop = GROW_PATH
             elif 2 * (n_series + 1) > sk.shape[0]:
-                stop = _GROW_SERIES
+                stop = GROW_SERIES
             elif n_series + 1 > s_ctx.shape[0] or n_series + 1 > s_cnt.shape[0]:
-                stop = _GROW_SCTX
+                stop = GROW_SCTX
             elif dp > 1:
-                did = _deep_find(b, p0 + 18, dp, dk, dv, du, dh, ds)
+                did = _deep_find(b, p0 + ATTR_PATH, dp, dk, dv, du, dh, ds)
                 if did < 0:
-                    stop = _NEW_DEEP
+                    stop = NEW_DEEP
                 key = np.uint64(did) | np.uint64(1 << 32)
-        if stop != _DONE:
+        if stop != DONE:
             resume = r
             break
         if from_bytes:
-            if k == 11:
+            if k == CMD_START_FRAME:
                 fr += 1
-            kind[r] = k
-            offset[r] = pos
-            frame[r] = fr
-            context[r] = ctx
-            obj[r] = h
-            attribute[r] = at
-            depth[r] = dp
-            data_size[r] = nb
-            data_type[r] = dt
+            store_row(cols, r, k, pos, fr, ctx, h, at, dp, nb, dt)
             pos = e
-        if k == 9:
+        if k == CMD_CREATE_OBJECT:
             ln = n_life
-            i = _probe(lk, lu, h)
-            lk[i] = h
-            lv[i] = ln
-            lu[i] = 1
+            _put(lk, lv, lu, _probe(lk, lu, h), h, ln)
             new_life_row[n_new_life] = r
             new_life_implicit[n_new_life] = 0
             n_new_life += 1
@@ -251,7 +228,7 @@ def _index_rows(
         elif not is_attr:
             other_rows[n_other] = r
             n_other += 1
-            if k == 10:
+            if k == CMD_DESTROY_OBJECT:
                 i = _probe(lk, lu, h)
                 destroy_life[n_destroy] = lv[i] if lu[i] else -1
                 n_destroy += 1
@@ -259,14 +236,8 @@ def _index_rows(
             if has_last and h == last_h:
                 life = last_life
             else:
-                i = _probe(lk, lu, h)
-                if lu[i]:
-                    life = lv[i]
-                else:
-                    life = n_life
-                    lk[i] = h
-                    lv[i] = life
-                    lu[i] = 1
+                life, new = _id_of(lk, lv, lu, h, n_life)
+                if new:
                     new_life_row[n_new_life] = r
                     new_life_implicit[n_new_life] = 1
                     n_new_life += 1
@@ -274,18 +245,12 @@ def _index_rows(
                 last_h = h
                 last_life = life
                 has_last = True
-            i = _probe(pk, pu, key)
-            if pu[i]:
-                path = pv[i]
-            else:
-                path = n_path
-                pk[i] = key
-                pv[i] = path
-                pu[i] = 1
+            path, new = _id_of(pk, pv, pu, key, n_path)
+            if new:
                 new_path_key[n_new_path] = key
                 n_new_path += 1
                 n_path = path + 1
-            fam = 0 if k == 6 else 1
+            fam = FAMILY_SET if k == CMD_SET_ATTRIBUTE else FAMILY_LIST
             skey = (np.uint64(life) << np.uint64(32)) | (np.uint64(path) << np.uint64(1)) | np.uint64(fam)
             i = _probe(sk, su, skey)
             if su[i]:
@@ -295,9 +260,7 @@ def _index_rows(
                     n_exc += 1
             else:
                 sid = n_series
-                sk[i] = skey
-                sv[i] = sid
-                su[i] = 1
+                _put(sk, sv, su, i, skey, sid)
                 s_ctx[sid] = ctx
                 new_s_life[n_new_series] = life
                 new_s_path[n_new_series] = path
@@ -314,7 +277,7 @@ def _index_rows(
 
 
 @njit(cache=True)
-def _group_rows(keys, rows, n_groups):
+def group_rows(keys, rows, n_groups):
     """Counting sort: ``rows`` grouped by ``keys`` (0..n_groups-1), order within a group kept.
 
     Returns the grouped rows and ``starts`` (group g is ``grouped[starts[g]:starts[g+1]]``).
@@ -334,7 +297,7 @@ def _group_rows(keys, rows, n_groups):
 
 
 @njit(cache=True)
-def _gather_fixed(buf, offsets, size):
+def gather_fixed(buf, offsets, size):
     out = np.empty((offsets.shape[0], size), np.uint8)
     for i in range(offsets.shape[0]):
         o = offsets[i]
@@ -344,7 +307,7 @@ def _gather_fixed(buf, offsets, size):
 
 
 @njit(cache=True)
-def _gather_ragged(buf, offsets, sizes):
+def gather_ragged(buf, offsets, sizes):
     n = offsets.shape[0]
     starts = np.zeros(n + 1, np.int64)
     for i in range(n):
@@ -359,70 +322,12 @@ def _gather_ragged(buf, offsets, sizes):
 
 
 # ============================================================================================
-# HDF5 → .ovd bytes (:func:`pvdkit.h5.format.h5_to_ovd_bytes`)
-# ============================================================================================
-
-
-@njit(cache=True)
-def _emit(
-    out,
-    cmd_off,
-    kinds,
-    is_attr,
-    rec_src,
-    rec_off,
-    rec_len,
-    a_idx,
-    a_ctx,
-    a_obj,
-    a_path_start,
-    a_depth,
-    path_flat,
-    a_data_off,
-    a_data_len,
-    data_flat,
-):
-    """Write every command at ``cmd_off``: attribute commands field by field, others by copying
-    their pre-encoded record (``rec_src[rec_off:rec_off+rec_len]``)."""
-    for i in range(kinds.shape[0]):
-        o = cmd_off[i]
-        if is_attr[i]:
-            j = a_idx[i]
-            out[o] = kinds[i]
-            c = a_ctx[j]
-            ob = a_obj[j]
-            for b in range(8):
-                out[o + 1 + b] = (c >> np.uint64(8 * b)) & np.uint64(0xFF)
-                out[o + 9 + b] = (ob >> np.uint64(8 * b)) & np.uint64(0xFF)
-            d = a_depth[j]
-            out[o + 17] = d
-            q = o + 18
-            ps = a_path_start[j]
-            for h in range(d):
-                v = path_flat[ps + h]
-                for b in range(4):
-                    out[q + b] = (v >> np.uint32(8 * b)) & np.uint32(0xFF)
-                q += 4
-            n = a_data_len[j]
-            for b in range(4):
-                out[q + b] = (n >> (8 * b)) & 0xFF
-            q += 4
-            s = a_data_off[j]
-            for b in range(n):
-                out[q + b] = data_flat[s + b]
-        else:
-            s = rec_off[i]
-            for b in range(rec_len[i]):
-                out[o + b] = rec_src[s + b]
-
-
-# ============================================================================================
 # Bulk samples of every series (:meth:`pvdkit.recording.Recording.preload` on an ``.ovd``)
 # ============================================================================================
 
 
 @njit(cache=True)
-def _gather_all(buf, attr_rows, attr_series, n_series, kind, offset, depth, data_size, frame):
+def gather_all(buf, attr_rows, attr_series, n_series, kind, offset, depth, data_size, frame):
     """The samples of every series at once, grouped by series (stream order within a series).
 
     Reads the stream in row order (sequential) and writes each sample to its series' region,
@@ -463,7 +368,7 @@ def _gather_all(buf, attr_rows, attr_series, n_series, kind, offset, depth, data
         q = bfill[s]
         sample_start[d] = q
         nb = np.int64(data_size[r])
-        src = np.int64(offset[r]) + 22 + 4 * np.int64(depth[r])
+        src = np.int64(offset[r]) + ATTR_FIXED_BYTES + 4 * np.int64(depth[r])
         for j in range(nb):
             flat[q + j] = buf[src + j]
         bfill[s] = q + nb

@@ -1,0 +1,677 @@
+"""Write HDF5 recordings: append index batches (:class:`H5Writer`), crash-safe when asked.
+
+Why a module of its own: the writer owns durability — commits that bound what a reader of an
+interrupted file trusts, SWMR mode and copy-and-rename for the changes SWMR cannot make safely,
+and letting go of a file that cannot be flushed (a full disk). The layout it writes is
+:mod:`pvdkit.h5.layout` (``docs/recording-format.md``).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+
+import h5py
+import numpy as np
+
+from pvdkit.h5.layout import (
+    _BYTES,
+    _COMMITTED_TABLES,
+    _DT_CODE,
+    _STORAGE,
+    _STORAGE_DTYPE,
+    _UINT_BY_SIZE,
+    ATTRIBUTE_DTYPE,
+    CLASS_DTYPE,
+    COMMIT_DTYPE,
+    DESTROY_DTYPE,
+    EXCEPTION_DTYPE,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    FRAME_DTYPE,
+    MESSAGE_DTYPE,
+    OBJECT_DTYPE,
+    PATH_DTYPE,
+    SEGMENT_DTYPE,
+    SERIES_DTYPE,
+    STOP_DTYPE,
+    Progress,
+    _counts_from,
+    _enc,
+)
+from pvdkit.index.builder import IndexBuilder
+from pvdkit.index.tables import FAMILY_LIST, AttributeRegistration, Batch, Message
+from pvdkit.outputs import free_bytes, temp_file_beside
+from pvdkit.ovd.codec import (
+    RegisterClass,
+    RegisterClassAttribute,
+    RegisterEnumValue,
+    RegisterFlagsAttribute,
+    RegisterUniqueListAttribute,
+    Version,
+)
+from pvdkit.ovd.layout import NO_DATA_TYPE
+from pvdkit.types import Command, DataType, PvdError
+
+__all__ = ["H5Writer", "NoRoom", "is_io_error", "write_h5"]
+
+
+def _kernels() -> ModuleType:
+    """The index's compiled kernels (grouping, gathers), imported on first use: numba is loaded
+    only when a recording is written."""
+    from pvdkit.index import kernels
+
+    return kernels
+
+
+#: HDF5 format bounds of a crash-safe (SWMR) recording: readable by every HDF5 since 1.10.
+_SWMR_LIBVER = ("v110", "v110")
+_WRITE_SLICE = 1 << 20  # samples gathered and written per h5py call
+class H5Writer:
+    """Appends index :class:`~pvdkit.index.tables.Batch` es to an HDF5 recording.
+
+    One ``append`` call writes a whole batch with a handful of h5py calls per table and pool
+    (never one per command). ``commit()`` makes everything appended so far durable: it flushes
+    the file, then appends one row to ``/log/commits`` holding every table's length and flushes
+    again, so a reader of an interrupted file trusts exactly the rows of the last commit.
+    ``close()`` stores the damaged tail, if any, the command counts and ``complete``.
+
+    ``crash_safe=True`` (for recordings written while a program runs) keeps the file readable at
+    every instant, whatever kills the writer: the file is written in HDF5's single-writer /
+    multiple-reader (SWMR) mode, whose ordered metadata writes keep the structure consistent,
+    and every change SWMR cannot make safely (creating datasets, writing string attributes) is
+    made on a copy that is then renamed over the file (atomic). See ``docs/recording-format.md``.
+    """
+
+    def __init__(
+        self,
+        target: str | os.PathLike,
+        version: Version,
+        *,
+        source_name: str = "",
+        compression: str | None = "gzip",
+        compression_opts: int | None = 4,
+        crash_safe: bool = False,
+    ) -> None:
+        self.path = os.fspath(target)
+        self.crash_safe = crash_safe
+        self.version = tuple(version)
+        self._comp = (
+            dict(compression=compression, compression_opts=compression_opts, shuffle=compression is not None)
+            if compression
+            else {}
+        )
+        self._pools: dict[tuple[int, int, int], int] = {}
+        self._pool_names: list[str] = []
+        self._tables: dict[str, h5py.Dataset] = {}
+        # Each pool's datasets, held open: a dataset handle closed mid-write flushes its chunk
+        # cache, and a failure there (full disk) could not be caught.
+        self._pool_datasets: list[dict[str, h5py.Dataset]] = []
+        # What storage each path needs: attribute handle -> (kind, dtype code), and names.
+        self._attr_info: dict[int, tuple[str, int]] = {}
+        self._names: dict[int, str] = {}
+        self._path_handles: list[tuple[int, ...]] = []
+        self._series_family = np.zeros(0, np.uint8)
+        self._series_path = np.zeros(0, np.int32)
+        self._counts = np.zeros(int(Command.RECORD_MESSAGE) + 1, np.int64)
+        self._reg_counts = {"register_attribute": 0, "register_enum": 0, "register_flags": 0}
+        self.n_commands = 0
+        self.commits = 0
+        self.closed = False
+        self._detached = False
+        self.file: h5py.File | None = None
+        tmp = temp_file_beside(self.path) if crash_safe else self.path
+        try:
+            self.file = h5py.File(tmp, "w", libver=_SWMR_LIBVER if crash_safe else ("v108", "latest"))
+            self._create_skeleton(source_name)
+            if crash_safe:
+                self.commit()
+                self.file.close()
+                os.replace(tmp, self.path)
+                self._open_swmr()
+        except OSError as exc:
+            self._abandon(tmp)
+            raise PvdError(f"cannot create {self.path}: {_os_reason(exc)}") from None
+
+    # ------------------------------------------------------------------ file lifecycle
+
+    def _create_skeleton(self, source_name: str) -> None:
+        f = self.file
+        f.attrs["format"] = FORMAT_NAME
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["ovd_version"] = np.asarray(self.version, np.uint32)
+        f.attrs["source"] = source_name
+        f.attrs["error"] = ""
+        f.attrs["interrupted"] = ""
+        f.attrs["complete"] = False
+        for name, dtype in (
+            ("registry/classes", CLASS_DTYPE),
+            ("registry/attributes", ATTRIBUTE_DTYPE),
+            ("objects", OBJECT_DTYPE),
+            ("destroys", DESTROY_DTYPE),
+            ("frames", FRAME_DTYPE),
+            ("frame_stops", STOP_DTYPE),
+            ("messages", MESSAGE_DTYPE),
+            ("paths", PATH_DTYPE),
+            ("series", SERIES_DTYPE),
+            ("segments", SEGMENT_DTYPE),
+            ("log/context_exceptions", EXCEPTION_DTYPE),
+            ("log/commits", COMMIT_DTYPE),
+        ):
+            self._dataset(name, dtype, (0,), chunk_bytes=1 << 14)
+        self._dataset("log/kind", np.dtype("u1"), (0,), chunk_bytes=1 << 17)
+        self._dataset("log/series", np.dtype("<i4"), (0,), chunk_bytes=1 << 17)
+        f.create_group("pools").attrs["order"] = "[]"
+        self._bind()
+
+    def _bind(self) -> None:
+        """(Re)take the dataset handles after the file was (re)opened."""
+        f = self.file
+        self._tables = {name: f[name] for name in (*_COMMITTED_TABLES, "log/commits")}
+        self._pool_datasets = [dict(f["pools"][name].items()) for name in self._pool_names]
+
+    def _open_swmr(self) -> None:
+        self.file = h5py.File(self.path, "r+", libver=_SWMR_LIBVER)
+        self.file.swmr_mode = True
+        self._bind()
+
+    def _on_copy(self, change: Callable[[], None]) -> None:
+        """Make a structural change: in place, or (crash-safe) on a copy renamed over the file.
+
+        Without room for the copy the change is not made (:class:`NoRoom`): changing the file
+        in place outside SWMR mode is what a kill or a full disk could leave half done.
+        """
+        if not self.crash_safe:
+            change()
+            return
+        free = free_bytes(self.path)
+        if free is not None and free < 1.1 * os.path.getsize(self.path) + (1 << 20):
+            raise NoRoom(errno.ENOSPC, "No space left on device (no room to copy the file)")
+        self.file.close()
+        tmp = temp_file_beside(self.path)
+        try:
+            shutil.copyfile(self.path, tmp)
+            self.file = h5py.File(tmp, "r+", libver=_SWMR_LIBVER)
+            self._bind()
+            change()
+            self.file.close()
+            os.replace(tmp, self.path)
+        except BaseException:
+            self._abandon(tmp)
+            raise
+        self._open_swmr()
+
+    def _abandon(self, tmp: str) -> None:
+        try:
+            if self.file is not None:
+                self.file.close()
+        except Exception:  # noqa: BLE001 - the file is already failing; the original error is raised
+            pass
+        if tmp != self.path and os.path.exists(tmp):
+            os.remove(tmp)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _dataset(
+        self, name: str, dtype: np.dtype, shape: tuple[int, ...], *, chunk_bytes: int, group=None
+    ) -> h5py.Dataset:
+        row = max(dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64)), 1)
+        chunk = (max(64, chunk_bytes // row), *shape[1:])
+        return (group if group is not None else self.file).create_dataset(
+            name, shape=shape, maxshape=(None, *shape[1:]), dtype=dtype, chunks=chunk, **self._comp
+        )
+
+    @staticmethod
+    def _append(ds: h5py.Dataset, rows: np.ndarray) -> int:
+        n0 = ds.shape[0]
+        if len(rows):
+            ds.resize(n0 + len(rows), axis=0)
+            ds[n0 : n0 + len(rows)] = rows
+        return n0
+
+    # ------------------------------------------------------------------ batches
+
+    def append(self, batch: Batch, progress: Progress | None = None) -> None:
+        """Write one batch (see :class:`~pvdkit.index.tables.Batch`); durable after :meth:`commit`."""
+        if self.closed:
+            raise PvdError(f"{self.path}: append after the recording was closed")
+        with self._detached_on_io_error():
+            self._append_batch(batch, progress)
+
+    def _append_batch(self, batch: Batch, progress: Progress | None) -> None:
+        class_rows, attr_rows = self._registrations(batch.registrations)
+        path_rows = self._paths(batch.paths)
+        plan = self._plan_samples(batch)
+        new_pools = [k for k in plan.keys if k not in self._pools]
+        if new_pools:  # every dataset the batch needs exists before anything of it is written
+            self._on_copy(lambda: self._create_pools(new_pools))
+        self._append(self._tables["registry/classes"], class_rows)
+        self._append(self._tables["registry/attributes"], attr_rows)
+        self._objects(batch)
+        self._frames(batch)
+        self._messages(batch.messages)
+        self._append(self._tables["paths"], path_rows)
+        s = batch.series
+        rows = np.zeros(len(s), SERIES_DTYPE)
+        rows["object"], rows["path"], rows["family"], rows["context"] = s.object, s.path, s.family, s.context
+        self._append(self._tables["series"], rows)
+        self._samples(batch, plan, progress)
+        kind = batch.table.kind
+        self._append(self._tables["log/kind"], kind)
+        ser = np.full(len(kind), -1, np.int32)
+        ser[batch.attr_rows] = batch.attr_series
+        self._append(self._tables["log/series"], ser)
+        cmd, ctx = batch.context_exceptions
+        exc = np.zeros(len(cmd), EXCEPTION_DTYPE)
+        exc["command"], exc["context"] = cmd, ctx
+        self._append(self._tables["log/context_exceptions"], exc)
+        self._counts += np.bincount(kind, minlength=len(self._counts))[: len(self._counts)]
+        self.n_commands += len(kind)
+
+    def _registrations(
+        self, regs: Sequence[tuple[int, RegisterClass | AttributeRegistration]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The registry rows of a batch; notes each attribute's storage for the pools."""
+        classes, attrs = [], []
+        for index, r in regs:
+            if isinstance(r, RegisterClass):
+                classes.append((r.class_handle, r.base_class, _enc(r.name), index))
+                continue
+            if isinstance(r, RegisterEnumValue):
+                cmd, dt = Command.REGISTER_ATTRIBUTE, DataType.ENUM_VALUE
+                row = (cmd, r.class_handle, r.attribute_handle, dt, r.value)
+                self._reg_counts["register_enum"] += 1
+            elif isinstance(r, RegisterFlagsAttribute):
+                row = (
+                    Command.REGISTER_ATTRIBUTE,
+                    r.class_handle,
+                    r.attribute_handle,
+                    DataType.FLAGS_WORD,
+                    r.enum_class_handle,
+                )
+                self._attr_info[r.attribute_handle] = ("flags", -1)
+                self._reg_counts["register_flags"] += 1
+            elif isinstance(r, RegisterClassAttribute):
+                row = (
+                    Command.REGISTER_CLASS_ATTRIBUTE,
+                    r.class_handle,
+                    r.attribute_handle,
+                    NO_DATA_TYPE,
+                    r.class_attribute_handle,
+                )
+            elif isinstance(r, RegisterUniqueListAttribute):
+                row = (
+                    Command.REGISTER_UNIQUE_LIST_ATTRIBUTE, r.class_handle, r.attribute_handle, r.data_type, 0
+                )
+                self._attr_info[r.attribute_handle] = _value_info(r.data_type)
+            else:
+                row = (
+                    Command.REGISTER_ATTRIBUTE, r.class_handle, r.attribute_handle, r.data_type, r.nb_elements
+                )
+                self._attr_info[r.attribute_handle] = _value_info(r.data_type)
+                self._reg_counts["register_attribute"] += 1
+            self._names[r.attribute_handle] = r.name
+            attrs.append((*(int(v) for v in row), _enc(r.name), index))
+        return np.array(classes, CLASS_DTYPE), np.array(attrs, ATTRIBUTE_DTYPE)
+
+    def _objects(self, batch: Batch) -> None:
+        o = batch.objects
+        rows = np.zeros(len(o), OBJECT_DTYPE)
+        rows["handle"], rows["class"], rows["context"] = o.handle, o.cls, o.context
+        rows["name"] = [_enc(n) for n in o.name]
+        rows["created"], rows["destroyed"] = o.created, o.destroyed
+        rows["create_command"], rows["destroy_command"] = o.create_command, o.destroy_command
+        ds = self._tables["objects"]
+        self._append(ds, rows)
+        u = batch.destroyed_updates
+        for obj, frame, cmd in zip(
+            u["object"].tolist(), u["frame"].tolist(), u["command"].tolist(), strict=True
+        ):
+            if obj < batch.object0:  # an object of an earlier batch ended: update its row
+                row = ds[obj]
+                row["destroyed"], row["destroy_command"] = frame, cmd
+                ds[obj] = row
+        d = batch.destroys
+        rows = np.zeros(len(d["handle"]), DESTROY_DTYPE)
+        for k in ("context", "handle", "object", "frame"):
+            rows[k] = d[k]
+        self._append(self._tables["destroys"], rows)
+
+    def _frames(self, batch: Batch) -> None:
+        fr = batch.frames
+        rows = np.zeros(len(fr), FRAME_DTYPE)
+        rows["context"], rows["start"], rows["stop"] = fr.context, fr.start, fr.stop
+        rows["stopped"], rows["command"] = fr.stopped, fr.command
+        ds = self._tables["frames"]
+        self._append(ds, rows)
+        for f, t in zip(
+            batch.stop_updates["frame"].tolist(), batch.stop_updates["time"].tolist(), strict=True
+        ):
+            row = ds[f]
+            row["stop"], row["stopped"] = t, 1
+            ds[f] = row
+        st = batch.stops
+        rows = np.zeros(len(st["time"]), STOP_DTYPE)
+        rows["context"], rows["time"], rows["frame"] = st["context"], st["time"], st["frame"]
+        self._append(self._tables["frame_stops"], rows)
+
+    def _messages(self, messages: Sequence[Message]) -> None:
+        rows = np.array(
+            [
+                (m.context, _enc(m.message), _enc(m.file), m.line, m.type, m.class_handle, m.frame, m.command)
+                for m in messages
+            ],
+            MESSAGE_DTYPE,
+        )
+        self._append(self._tables["messages"], rows)
+
+    def _paths(self, paths: Sequence[tuple[int, ...]]) -> np.ndarray:
+        rows = np.zeros(len(paths), PATH_DTYPE)
+        for i, p in enumerate(paths):
+            rows[i] = (np.asarray(p, "<u4"), _enc(".".join(self._names.get(h, str(h)) for h in p)))
+        self._path_handles.extend(paths)
+        return rows
+
+    # ------------------------------------------------------------------ samples
+
+    def _plan_samples(self, batch: Batch) -> _SamplePlan:
+        """Which pool (storage type) each series of the batch goes to."""
+        table = batch.table
+        n_series = batch.series0 + len(batch.series)
+        self._series_family = np.concatenate([self._series_family, batch.series.family])
+        self._series_path = np.concatenate([self._series_path, batch.series.path])
+        if not len(batch.attr_rows):
+            empty = np.zeros(0, np.int64)
+            return _SamplePlan([], empty, empty, empty, empty, empty)
+        rows, starts = _kernels().group_rows(batch.attr_series, batch.attr_rows, n_series)
+        counts = np.diff(starts)
+        present = np.flatnonzero(counts)
+        first = starts[present]
+        sizes = table.data_size[rows].astype(np.int64)
+        smin = np.minimum.reduceat(sizes, first)
+        smax = np.maximum.reduceat(sizes, first)
+        # Storage per present series: (family, dtype code, k (-1 = variable)).
+        codes = np.empty(len(present), np.int64)
+        ks = np.empty(len(present), np.int64)
+        for j, sid in enumerate(present.tolist()):
+            last = self._path_handles[self._series_path[sid]][-1]
+            kind, code = self._attr_info.get(last, ("bytes", _BYTES))
+            lo, hi = int(smin[j]), int(smax[j])
+            if kind == "flags":
+                code = _UINT_BY_SIZE.get(lo, _BYTES) if lo == hi else _BYTES
+            item = _STORAGE_DTYPE[code].itemsize
+            if code == _BYTES or kind == "bytes":
+                codes[j], ks[j] = _BYTES, -1
+            elif lo == hi and lo > 0 and lo % item == 0:
+                codes[j], ks[j] = code, lo // item
+            elif np.all(sizes[starts[sid] : starts[sid + 1]] % item == 0):
+                codes[j], ks[j] = code, -1
+            else:
+                codes[j], ks[j] = _BYTES, -1
+        fams = self._series_family[present]
+        keys = np.stack([fams.astype(np.int64), codes, ks], axis=1)
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        return _SamplePlan(
+            [tuple(int(v) for v in u) for u in uniq], inverse.reshape(-1), present, counts, rows, starts
+        )
+
+    def _samples(self, batch: Batch, plan: _SamplePlan, progress: Progress | None) -> None:
+        if not plan.keys:
+            return
+        table, buf = batch.table, batch.buffer
+        n_series = len(plan.counts)
+        present, counts, rows = plan.present, plan.counts, plan.rows
+        pool_ids = np.array([self._pools[k] for k in plan.keys], np.int64)
+        pool_of_series = np.full(n_series, -1, np.int64)
+        pool_of_series[present] = pool_ids[plan.inverse]
+        # Rows ordered by (pool, series, stream order).
+        pool_of_row = pool_of_series[np.repeat(np.arange(n_series), counts)]
+        rows_p, pstarts = _kernels().group_rows(pool_of_row, rows, len(self._pool_datasets))
+        seg_rows = []
+        total = len(rows)
+        done = 0
+        for p in np.unique(pool_ids).tolist():
+            prow = rows_p[pstarts[p] : pstarts[p + 1]]
+            series_here = present[pool_of_series[present] == p]
+            g = self._pool_datasets[p]
+            base = g["frames"].shape[0]
+            seg_counts = counts[series_here]
+            seg_start = base + np.concatenate([[0], np.cumsum(seg_counts)[:-1]])
+            for sid, st, c in zip(series_here.tolist(), seg_start.tolist(), seg_counts.tolist(), strict=True):
+                seg_rows.append((sid, p, st, c))
+            for a in range(0, len(prow), _WRITE_SLICE):
+                part = prow[a : a + _WRITE_SLICE]
+                self._write_pool_rows(g, buf, table, part)
+                done += len(part)
+                if progress is not None:
+                    progress(done / total)
+        self._append(self._tables["segments"], np.array(seg_rows, SEGMENT_DTYPE))
+
+    def _create_pools(self, keys: list[tuple[int, int, int]]) -> None:
+        for key in keys:
+            family, code, k = key
+            name = f"{'list' if family == FAMILY_LIST else 'set'}_{_STORAGE[code]}" + (
+                f"x{k}" if k > 0 else "_var"
+            )
+            g = self.file["pools"].create_group(name)
+            g.attrs["family"] = "list" if family == FAMILY_LIST else "set"
+            g.attrs["dtype"] = _STORAGE[code]
+            g.attrs["count"] = k
+            dt = _STORAGE_DTYPE[code]
+            chunk = 1 << 17
+            if k > 0:
+                self._dataset("values", dt, (0,) if k == 1 else (0, k), chunk_bytes=chunk, group=g)
+            else:
+                self._dataset("values", dt, (0,), chunk_bytes=chunk, group=g)
+                self._dataset("starts", np.dtype("<i8"), (0,), chunk_bytes=chunk, group=g)
+                self._dataset("lengths", np.dtype("<i8"), (0,), chunk_bytes=chunk, group=g)
+            self._dataset("frames", np.dtype("<i4"), (0,), chunk_bytes=chunk, group=g)
+            if family == FAMILY_LIST:
+                self._dataset("ops", np.dtype("u1"), (0,), chunk_bytes=chunk, group=g)
+            self._pools[key] = len(self._pool_names)
+            self._pool_names.append(name)
+            self._pool_datasets.append(dict(g.items()))
+        self.file["pools"].attrs["order"] = json.dumps(self._pool_names)
+
+    def _write_pool_rows(self, g: dict[str, h5py.Dataset], buf: np.ndarray, table, rows: np.ndarray) -> None:
+        K = _kernels()
+        self._append(g["frames"], table.frame[rows].astype(np.int32))
+        if "ops" in g:
+            self._append(g["ops"], table.kind[rows])
+        vals = g["values"]
+        dt = vals.dtype
+        offs = table.data_offset[rows]
+        if "starts" not in g:
+            size = dt.itemsize * (vals.shape[1] if vals.ndim == 2 else 1)
+            data = K.gather_fixed(buf, offs, size).view(dt)
+            self._append(vals, data.reshape(len(rows), *vals.shape[1:]))
+        else:
+            flat, starts = K.gather_ragged(buf, offs, table.data_size[rows].astype(np.int64))
+            data = flat.view(dt)
+            n0 = self._append(vals, data)
+            self._append(g["starts"], starts[:-1] // dt.itemsize + n0)
+            self._append(g["lengths"], np.diff(starts) // dt.itemsize)
+
+    # ------------------------------------------------------------------ durability and end
+
+    def commit(self) -> None:
+        """Make everything appended so far durable: flush, record the table lengths, flush.
+
+        A reader of an unfinished file uses the rows of the last commit only, so a writer killed
+        between two commits (even in the middle of an ``append``) loses just what came after.
+        """
+        if self.closed:
+            return
+        with self._detached_on_io_error():
+            self.file.flush()
+            row = np.zeros(1, COMMIT_DTYPE)
+            for name in _COMMITTED_TABLES:
+                row[name.replace("/", "_")] = self._tables[name].shape[0]
+            self._append(self._tables["log/commits"], row)
+            self.file.flush()
+        self.commits += 1
+
+    def counts(self) -> dict[str, int]:
+        """Commands written so far under the keys of :data:`pvdkit.ovd.COUNT_KEYS`."""
+        return _counts_from(self._counts, self._reg_counts)
+
+    def close(self, tail: bytes = b"", error: str | None = None, *, interrupted: str | None = None) -> None:
+        """Commit, store the bytes after the last complete command (verbatim) with the damage
+        message, the command counts and ``complete`` (false when ``interrupted`` gives the
+        reason the recording stopped early), and close (idempotent)."""
+        if self.closed:
+            return
+        self.commit()
+
+        def finish() -> None:
+            f = self.file
+            f.create_dataset("log/tail", data=np.frombuffer(tail, np.uint8), **(self._comp if tail else {}))
+            f.attrs["error"] = error or ""
+            f.attrs["interrupted"] = interrupted or ""
+            f.attrs["command_counts"] = json.dumps(self.counts())
+            f.attrs["complete"] = interrupted is None
+            f.flush()
+
+        with self._detached_on_io_error():
+            self._on_copy(finish)
+            self.closed = True
+            self.file.close()
+
+    def abort(self) -> None:
+        """Let go of the file after a failure, as it is (never raises)."""
+        self.closed = True
+        if self.file is None or not self.file.id.valid:
+            return
+        try:
+            self.file.flush()
+        except (OSError, RuntimeError):
+            self._detach()
+        try:
+            self._tables.clear()
+            self._pool_datasets.clear()
+            self.file.close()
+        except Exception:  # noqa: BLE001 - the file is failing already; what is on disk stays
+            pass
+
+    def _detach(self) -> None:
+        """Point the file's descriptor at ``/dev/null``, so that HDF5 writes nothing more to it.
+
+        Why: HDF5 cannot close a file it cannot flush — on a full disk every h5py object that
+        is freed afterwards retries its write, and the process crashes at exit. Detached at the
+        first failed write, the file on disk stays as it was then: for a crash-safe file, as
+        after a kill (consistent up to its last commit).
+        """
+        if self._detached or self.file is None or not self.file.id.valid:
+            return
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.dup2(null, self.file.id.get_vfd_handle())
+        finally:
+            os.close(null)
+        self._detached = True
+
+    @contextmanager
+    def _detached_on_io_error(self) -> Iterator[None]:
+        """Detach the file at the first failed write; report it as :class:`OSError` (h5py says
+        ``RuntimeError``) with its errno, as every other failed write."""
+        try:
+            yield
+        except (OSError, RuntimeError) as exc:
+            if not is_io_error(exc):
+                raise
+            if not isinstance(exc, NoRoom):
+                self._detach()
+            if isinstance(exc, RuntimeError):
+                code = re.search(r"errno = (\d+)", str(exc))
+                number = int(code.group(1)) if code else errno.EIO
+                raise OSError(number, os.strerror(number), self.path) from exc
+            raise
+
+
+@dataclass
+class _SamplePlan:
+    """Where a batch's samples go: pool ``keys[inverse[j]]`` for series ``present[j]``."""
+
+    keys: list[tuple[int, int, int]]
+    inverse: np.ndarray
+    present: np.ndarray
+    counts: np.ndarray  # samples per series id in the batch
+    rows: np.ndarray  # attribute rows grouped by series
+    starts: np.ndarray
+
+
+class NoRoom(OSError):
+    """The disk has no room for a change that must be made whole (a copy of the file)."""
+
+
+def is_io_error(exc: BaseException) -> bool:
+    """True for a failure of the disk under a file (h5py reports a failed HDF5 write or flush
+    as ``RuntimeError``), as opposed to a bug."""
+    return isinstance(exc, OSError) or (isinstance(exc, RuntimeError) and "write failed" in str(exc))
+
+
+def _os_reason(exc: BaseException) -> str:
+    """The reason of an OS/HDF5 error, in words a user knows."""
+    text = str(exc)
+    if getattr(exc, "errno", None) == errno.ENOSPC or "No space left" in text:
+        return "disk full"
+    if getattr(exc, "errno", None) == errno.EFBIG or "File too large" in text:
+        return "file size limit reached"
+    return getattr(exc, "strerror", None) or text.splitlines()[0]
+
+
+def _value_info(dt: DataType) -> tuple[str, int]:
+    if dt == DataType.STRING or dt not in _DT_CODE:
+        return ("bytes", _BYTES)
+    return ("value", _DT_CODE[dt])
+
+
+# ============================================================================================
+# .ovd → HDF5 in one go
+# ============================================================================================
+
+
+def write_h5(
+    buffer: np.ndarray,
+    table,
+    target: str | os.PathLike,
+    *,
+    source_name: str = "",
+    progress: Progress | None = None,
+    compression: str | None = "gzip",
+    compression_opts: int | None = 4,
+) -> None:
+    """Write a whole tokenized ``.ovd`` stream as one HDF5 recording (one segment per series).
+
+    The bytes after the last complete command (a damaged or truncated tail) are kept verbatim,
+    so the ``.ovd`` is rebuilt byte for byte even then. A failure removes the partial file.
+    """
+    path = os.fspath(target)
+    builder = IndexBuilder(table.version)
+    batch = builder.feed(buffer, table)
+    if progress is not None:
+        progress(0.1)
+    writer = H5Writer(
+        path,
+        table.version,
+        source_name=source_name,
+        compression=compression,
+        compression_opts=compression_opts,
+    )
+    try:
+        writer.append(batch, None if progress is None else (lambda x: progress(0.1 + 0.85 * x)))
+        writer.close(bytes(np.asarray(buffer)[table.valid_end :]), table.error)
+    except BaseException:
+        writer.abort()
+        if os.path.exists(path):
+            os.remove(path)
+        raise
+    if progress is not None:
+        progress(1.0)
