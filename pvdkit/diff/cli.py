@@ -11,10 +11,11 @@ with 2, so that a crash never reads as "different" (1) to a CI job.
 Outputs (``--json``, ``--junit``, ``--plots``) follow :mod:`pvdkit.outputs`: their folder must
 exist (checked before comparing), and each file is written atomically.
 
-Hooking into ``pvdkit``: importing this module registers the ``diff`` subcommand with
-:mod:`pvdkit.cli`'s registry (add ``"pvdkit.diff.cli"`` to ``pvdkit.cli.EXTENSIONS``); a plain
-argparse program can call :func:`add_diff_parser` instead. The module imports nothing heavy:
-the engine is loaded when the command runs. ``python3 -m pvdkit.diff A B`` also works.
+Hooking into ``pvdkit``: :mod:`pvdkit.cli` (the layer above) names this module as a lazy
+``diff`` command, whose :func:`configure` and :func:`run` it calls; this module does not import
+the command line. A plain argparse program can call :func:`add_diff_parser` instead. The module
+imports nothing heavy: the engine is loaded when the command runs. ``python3 -m pvdkit.diff A B``
+also works.
 """
 
 from __future__ import annotations
@@ -164,14 +165,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     return run(args)
 
-
-def _register() -> None:
-    """Register ``diff`` with pvdkit's command registry (when pvdkit.cli has one)."""
-    try:
-        from pvdkit.cli import SubCommand, add_subcommand
-    except ImportError:
-        return
-    add_subcommand(SubCommand("diff", HELP, configure, run))
-
-
-_register()

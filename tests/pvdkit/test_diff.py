@@ -539,8 +539,8 @@ def test_options_object_and_library_entry_point(ref, tmp_path):
 
 
 def test_hooks_into_the_pvdkit_command_line(ref, tmp_path, capsys):
-    """Importing pvdkit.diff.cli registers ``diff`` with pvdkit.cli's registry, and
-    add_diff_parser serves a plain argparse program."""
+    """``pvdkit diff`` runs pvdkit.diff.cli (registered lazily by pvdkit.cli, which the diff
+    layer does not import), and add_diff_parser serves a plain argparse program."""
     import argparse
 
     import pvdkit.diff.cli as dcli
