@@ -1057,5 +1057,3 @@ def _dotted(chain: tuple[Attribute, ...], handles: tuple[int, ...]) -> str:
     if sum(len(a.name) for a in chain) + len(chain) - 1 > MAX_PATH_NAME:
         return "/".join(str(h) for h in handles)
     return ".".join(a.name for a in chain)
-
-

@@ -942,5 +942,3 @@ def _read_segment(p: _Pool, a: int, c: int, src: _Source) -> Samples:
     flat = np.ascontiguousarray(vals).view(np.uint8)
     offsets = np.concatenate([(starts - lo) * item, [(hi - lo) * item]]).astype(np.int64)
     return Samples(frames, flat=flat, offsets=offsets, ops=ops)
-
-

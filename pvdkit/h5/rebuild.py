@@ -295,5 +295,3 @@ def _samples_for_rebuild(src: _Source, s: np.ndarray):
 def _all_samples(f: h5py.File, s: np.ndarray, label: str, limit: dict[str, int] | None = None):
     """:func:`_samples_for_rebuild` for an open file (kept for callers of the old name)."""
     return _samples_for_rebuild(_Source(f, label, limit=limit), s)
-
-

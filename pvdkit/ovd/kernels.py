@@ -288,4 +288,3 @@ def emit_commands(out, cmd_off, kinds, is_attr, rec_src, rec_off, rec_len, a_idx
             s = rec_off[i]
             for b in range(rec_len[i]):
                 out[o + b] = rec_src[s + b]
-
