@@ -46,6 +46,7 @@ from pvdkit.types import Command, PvdError
 
 __all__ = ["h5_to_ovd_bytes"]
 
+
 def h5_to_ovd_bytes(
     source: str | os.PathLike | bytes | h5py.File, name: str | None = None, progress: Progress | None = None
 ) -> bytes:

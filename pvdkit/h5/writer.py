@@ -74,6 +74,8 @@ def _kernels() -> ModuleType:
 #: HDF5 format bounds of a crash-safe (SWMR) recording: readable by every HDF5 since 1.10.
 _SWMR_LIBVER = ("v110", "v110")
 _WRITE_SLICE = 1 << 20  # samples gathered and written per h5py call
+
+
 class H5Writer:
     """Appends index :class:`~pvdkit.index.tables.Batch` es to an HDF5 recording.
 

@@ -17,15 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pvdkit.ovd.codec import (
-    RegisterAttribute,
-    RegisterClass,
-    RegisterClassAttribute,
-    RegisterEnumValue,
-    RegisterFlagsAttribute,
-    RegisterUniqueListAttribute,
-    Version,
-)
+from pvdkit.ovd import codec
+from pvdkit.ovd.codec import RegisterClass, Version
 
 if TYPE_CHECKING:
     from pvdkit.ovd.tokenizer import CommandTable
@@ -43,12 +36,13 @@ FAMILY_SET = 0
 FAMILY_LIST = 1
 
 AttributeRegistration = (
-    RegisterAttribute
-    | RegisterEnumValue
-    | RegisterFlagsAttribute
-    | RegisterClassAttribute
-    | RegisterUniqueListAttribute
+    codec.RegisterAttribute
+    | codec.RegisterEnumValue
+    | codec.RegisterFlagsAttribute
+    | codec.RegisterClassAttribute
+    | codec.RegisterUniqueListAttribute
 )
+
 
 @dataclass
 class ObjectTable:
