@@ -280,6 +280,8 @@ def info_dict(path: str, top: int = 10) -> dict[str, Any]:
                 for c, n in sorted(per_class.items(), key=lambda kv: (-kv[1], kv[0]))[: max(top, 0)]
             ],
             "error": rec.error,
+            "complete": rec.incomplete is None,
+            "incomplete": rec.incomplete,
         }
 
 
@@ -305,7 +307,9 @@ def _info_run(args: argparse.Namespace) -> int:
         f"  classes {d['classes']:,}, attributes {d['attributes']:,} (+{d['enum_values']:,} enum values), "
         f"objects {d['objects']:,}, frames {d['frames']:,}\n"
     )
-    if d["error"]:
+    if d["incomplete"]:
+        out.write(f"  incomplete: {d['incomplete']}; it holds the frames written before\n")
+    elif d["error"]:
         out.write(f"  damaged: {d['error']}\n")
     out.write("commands:\n")
     width = max(len(k) for k in d["commands"])

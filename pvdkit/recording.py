@@ -693,6 +693,7 @@ class Recording:
     Build with :meth:`open`; attributes: ``version``, ``source_name``, ``classes`` (name →
     :class:`Class`), ``objects`` (every lifetime, in order of appearance), ``frames``
     (:class:`Frames`), ``messages`` (:class:`Message` list), ``error`` (damage description or
+    None), ``incomplete`` (why a recording whose writer did not finish stopped, or
     None). Use as a context manager to release an HDF5 file or memory map.
     """
 
@@ -701,6 +702,7 @@ class Recording:
         self.version = data.version
         self.source_name = data.source_name
         self.error = data.error
+        self.incomplete = data.incomplete
         self._classes_by_handle, self._attributes = build_registry(data.registrations, data.source_name)
         self.classes: dict[str, Class] = {}
         for c in self._classes_by_handle.values():

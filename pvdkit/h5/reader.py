@@ -54,7 +54,7 @@ from pvdkit.ovd.codec import (
 from pvdkit.ovd.layout import COUNT_KEYS
 from pvdkit.types import Command, DataType, PvdError
 
-__all__ = ["MAX_ATTRIBUTE_BYTES", "MAX_EXPANSION", "READ_SLACK_BYTES", "open_h5_data", "read_registrations"]
+__all__ = ["MAX_ATTRIBUTE_BYTES", "MAX_EXPANSION", "READ_SLACK_BYTES", "open_h5_data"]
 
 # Everything read from a file is hostile until checked: a damaged or crafted recording must
 # fail with one PvdError naming the file and the dataset (or row), never with a raw h5py /
@@ -383,14 +383,6 @@ def _truth(value: object) -> bool:
     return False
 
 
-def _rows(f: h5py.File, name: str, limit: dict[str, int] | None) -> np.ndarray:
-    """The rows of table ``name`` (up to the last commit when ``limit`` is given), bounded by
-    what the file stores (see :class:`_Source`)."""
-    src = _Source(f, f.filename, limit=limit)
-    ds = src.dataset(name, ndim=(1,))
-    return src.read(ds, 0, src.rows(ds, name))
-
-
 def _incomplete_reason(f: h5py.File, src: _Source | None = None) -> str | None:
     """Why a recording is incomplete (None when its writer closed it normally)."""
     if src is None:
@@ -400,11 +392,6 @@ def _incomplete_reason(f: h5py.File, src: _Source | None = None) -> str | None:
         return None
     reason = src.attr_str(f, "interrupted") or ""
     return reason or "its writer stopped without closing it (killed or crashed)"
-
-
-def _check(f: h5py.File, name: str) -> None:
-    """Refuse an HDF5 file that is not a pvdkit recording this version can read."""
-    _check_source(_Source(f, name))
 
 
 def _check_source(src: _Source) -> Version:
@@ -450,13 +437,6 @@ def _ovd_version(src: _Source) -> Version:
         shown = "missing" if raw is None else _describe_value(arr)
         raise PvdError(f"{where} is {shown}, expected three integers (major, minor, patch)")
     return check_version(tuple(int(x) for x in arr.tolist()), where)
-
-
-def read_registrations(
-    f: h5py.File, limit: dict[str, int] | None = None
-) -> list[tuple[int, RegisterClass | AttributeRegistration]]:
-    """Registration commands as codec dataclasses with their command index, in stream order."""
-    return _registrations(_Source(f, f.filename, limit=limit))
 
 
 def _registrations(src: _Source) -> list[tuple[int, RegisterClass | AttributeRegistration]]:
@@ -843,6 +823,7 @@ def _read(src: _Source, version: Version) -> RecordingData:
         counts=count_commands,
         load_samples=samples.load,
         error=err,
+        incomplete=incomplete,
         close=f.close,
         n_commands=n_commands,
         preload=samples.preload,
@@ -891,11 +872,6 @@ def _command_codes(src: _Source, kinds_ds: h5py.Dataset, n: int) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise src.error(f"{kinds_ds.name} row {i}", f"command code {int(kinds[i])} (expected 1 or 3..13)")
     return kinds.astype(np.uint8)
-
-
-def _pool_order(f: h5py.File) -> list[str]:
-    """Pool names by pool id (creation order, kept in the attribute ``order`` of ``/pools``)."""
-    return _pool_order_checked(_Source(f, f.filename, limit=None))
 
 
 def _pool_order_checked(src: _Source) -> list[str]:

@@ -291,8 +291,3 @@ def _samples_for_rebuild(src: _Source, s: np.ndarray):
     samp_off = np.concatenate(offs).astype(np.int64) if offs else np.zeros(0, np.int64)
     samp_len = np.concatenate(lens).astype(np.int64) if lens else np.zeros(0, np.int64)
     return data_flat, series_samples.astype(np.int64), series_start, samp_off, samp_len
-
-
-def _all_samples(f: h5py.File, s: np.ndarray, label: str, limit: dict[str, int] | None = None):
-    """:func:`_samples_for_rebuild` for an open file (kept for callers of the old name)."""
-    return _samples_for_rebuild(_Source(f, label, limit=limit), s)

@@ -199,6 +199,8 @@ class RecordingData:
     counts: Callable[[], dict[str, int]]
     load_samples: Callable[[int], Samples]
     error: str | None = None
+    #: Why the recording is incomplete (its writer was interrupted or killed); None when whole.
+    incomplete: str | None = None
     close: Callable[[], None] = lambda: None
     n_commands: int = 0
     preload: Callable[[RecordingData | None], None] = lambda other=None: None

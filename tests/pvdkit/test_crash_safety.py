@@ -133,7 +133,8 @@ def test_sigkill_leaves_a_readable_recording(tmp_path, start_recording, after_st
     assert len(rec.frames) >= 1
     _assert_lost_at_most_a_second(run, rec, t)
     with pytest.warns(UserWarning, match="incomplete"):
-        Recording.open(run.out)
+        again = Recording.open(run.out)
+    assert again.incomplete == "its writer stopped without closing it (killed or crashed)"
 
 
 @pytest.mark.parametrize(
@@ -153,7 +154,7 @@ def test_sigterm_and_sigint_close_the_file_with_the_reason(tmp_path, start_recor
     info = subprocess.run(
         [sys.executable, "-m", "pvdkit", "info", str(run.out)], capture_output=True, text=True
     )
-    assert info.returncode == 0 and f"interrupted by {name}" in info.stdout
+    assert info.returncode == 0 and f"  incomplete: interrupted by {name}" in info.stdout
 
 
 def _small_tmpfs(tmp_path: Path, size: str) -> Path:
