@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from simcore.frame import Frame
+from simcore.maths import qmul, qrot
 from simcore.suspension.params import (
     AntiRollBarParams,
     ComplianceTable,
@@ -40,30 +41,6 @@ _JIT = {"cache": True, "nogil": True}
 G_SPOS, G_SQUAT, G_TDIR, G_TDIST, G_WPOS, G_WQUAT = 0, 3, 7, 10, 11, 14
 G_RADIUS, G_HALF_WIDTH, G_MASS, G_STIFF, G_DAMP, G_SPRUNG = 18, 19, 20, 21, 22, 23
 GEOM_WIDTH = 24
-
-
-@numba.njit(**_JIT)
-def qmul(ax, ay, az, aw, bx, by, bz, bw):  # pragma: no cover - compiled
-    """Hamilton product ``a * b`` of two quaternions given by components."""
-    return (
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by + ay * bw + az * bx - ax * bz,
-        aw * bz + az * bw + ax * by - ay * bx,
-        aw * bw - ax * bx - ay * by - az * bz,
-    )
-
-
-@numba.njit(**_JIT)
-def qrot(qx, qy, qz, qw, vx, vy, vz):  # pragma: no cover - compiled
-    """Rotate ``v`` by unit quaternion ``q`` (``v + 2 w (u x v) + 2 u x (u x v)``)."""
-    tx = 2.0 * (qy * vz - qz * vy)
-    ty = 2.0 * (qz * vx - qx * vz)
-    tz = 2.0 * (qx * vy - qy * vx)
-    return (
-        vx + qw * tx + (qy * tz - qz * ty),
-        vy + qw * ty + (qz * tx - qx * tz),
-        vz + qw * tz + (qx * ty - qy * tx),
-    )
 
 
 @numba.njit(**_JIT)
