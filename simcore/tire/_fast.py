@@ -20,6 +20,7 @@ import numpy as np
 
 from simcore.context import TireSlipParams, TireStickyParams
 from simcore.frame import Frame
+from simcore.maths import qrot
 from simcore.suspension._fast import (
     G_RADIUS,
     G_TDIR,
@@ -27,7 +28,6 @@ from simcore.suspension._fast import (
     attachment_point,
     frame_axes,
     pack_geometry,
-    qrot,
 )
 from simcore.suspension._fast import wheel_pose as _wheel_pose
 from simcore.suspension.params import SuspensionParams
