@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import os
 import shutil
 import struct
 import sys
@@ -943,6 +942,11 @@ def _worker_main(conn: Connection, fmt: str, seed_paths: dict[str, dict[str, Pat
                  memory_bytes: int) -> None:
     import resource
 
+    import numba
+
+    # One core per worker. Set here, in the worker, before its first compiled call: changing the
+    # variable in the calling process (a test run) would clash with numba threads it already has.
+    numba.set_num_threads(1)
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     w = _Worker(fmt, seed_paths, master_seed)
     try:
@@ -1038,7 +1042,6 @@ def run(fmt: str, cases: int, seed: int = 0, workers: int = 1, timeout: float = 
         seeds_dir: Path | None = None, first: int = 0) -> Report:
     """Run cases ``first .. first + cases - 1`` of ``fmt`` (``"ovd"``/``"h5"``) and return the
     report; reproducers of failures are written to ``out`` (when given)."""
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # inherited by the workers: one core each
     seeds_dir = seeds_dir or Path(tempfile.gettempdir()) / "pvdkit_fuzz_seeds"
     seed_paths = build_seeds(seeds_dir)
     seed_bytes = {k: p.read_bytes() for k, p in seed_paths[fmt].items()}
