@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import mmap
 import os
 from dataclasses import dataclass
 
@@ -302,8 +301,7 @@ def _open_file(source: str | os.PathLike | bytes, name: str) -> h5py.File:
             with open(path, "rb") as raw:
                 size = os.fstat(raw.fileno()).st_size
                 if size:
-                    with mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ) as view:
-                        _check_global_heaps(f, view, name)
+                    _check_global_heaps(f, _FileBytes(raw.fileno(), size), name)
     except BaseException:
         f.close()
         raise
@@ -314,7 +312,49 @@ def _open_file(source: str | os.PathLike | bytes, name: str) -> h5py.File:
 _GCOL = b"GCOL\x01"
 
 
-def _check_global_heaps(f: h5py.File, data: bytes | mmap.mmap, name: str) -> None:
+class _FileBytes:
+    """The bytes of an open file, read on demand in chunks (``len``, ``find``, slices).
+
+    Why not ``mmap``: touching a mapped page that the file system cannot supply — a hole of a
+    sparse file on a full tmpfs, a file truncated meanwhile — kills the process with SIGBUS;
+    ``pread`` returns zeros or fewer bytes instead.
+    """
+
+    CHUNK = 8 << 20
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+        self._at, self._chunk = -1, b""
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _load(self, start: int) -> None:
+        self._at, self._chunk = start, os.pread(self.fd, self.CHUNK, start)
+
+    def __getitem__(self, span: slice) -> bytes:
+        a, b = span.start, min(span.stop, self.size)
+        if not (self._at <= a and b <= self._at + len(self._chunk)):
+            if b - a > self.CHUNK:
+                return os.pread(self.fd, b - a, a)
+            self._load(a)
+        return self._chunk[a - self._at : b - self._at]
+
+    def find(self, sub: bytes, start: int = 0) -> int:
+        pos = start
+        while pos < self.size:
+            if not (self._at <= pos and pos + len(sub) <= self._at + len(self._chunk)):
+                self._load(pos)
+            i = self._chunk.find(sub, pos - self._at)
+            if i >= 0:
+                return self._at + i
+            if len(self._chunk) < self.CHUNK or self._at + len(self._chunk) >= self.size:
+                return -1  # the end (or the file shrank meanwhile: no more bytes to search)
+            pos = self._at + len(self._chunk) - len(sub) + 1  # a signature across the boundary
+        return -1
+
+
+def _check_global_heaps(f: h5py.File, data: bytes | _FileBytes, name: str) -> None:
     """Refuse a file whose global heap collections HDF5 cannot walk safely.
 
     Why: variable-length strings (every name of a recording) live in global heap collections,
