@@ -905,6 +905,8 @@ def _counts_cache(src: _Source) -> dict[str, int] | None:
 
 def _command_codes(src: _Source, kinds_ds: h5py.Dataset, n: int) -> np.ndarray:
     """The first ``n`` command codes of ``/log/kind`` as uint8, each a real command code."""
+    if kinds_ds.dtype.kind not in "iu":
+        raise src.error(kinds_ds.name, f"is {_type_name(kinds_ds.dtype)}, expected uint8 command codes")
     kinds = src.read(kinds_ds, 0, n)
     bad = (kinds < Command.REGISTER_CLASS) | (kinds > Command.RECORD_MESSAGE)
     bad |= kinds == Command.REGISTER_ENUM

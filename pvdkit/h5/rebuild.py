@@ -212,6 +212,9 @@ def _rebuild(src: _Source, version: Version, progress: Progress | None) -> bytes
     tail = b""
     if src.get("log/tail") is not None:
         tail_ds = src.dataset("log/tail")
+        if tail_ds.dtype.kind not in "iu" or tail_ds.dtype.itemsize != 1:
+            raise src.error(tail_ds.name,
+                            f"is {_type_name(tail_ds.dtype)}, expected the stream's bytes (uint8)")
         tail = src.read(tail_ds).astype(np.uint8, copy=False).tobytes()
     total = HEADER_SIZE + int(lengths.sum()) + len(tail)
     try:

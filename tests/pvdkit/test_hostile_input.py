@@ -14,7 +14,6 @@ import resource
 import struct
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -116,11 +115,10 @@ def _cyclic(k: int) -> bytes:
     )
 
 
+@pytest.mark.timeout(60)
 def test_a_class_containing_itself_is_not_expanded():
     rec = Recording.open(_cyclic(2))  # unfixed: 2^16 paths and seconds
-    t = time.perf_counter()
     state = rec.objects[0].state_at(0)
-    assert time.perf_counter() - t < 1.0
     assert set(rec.cls("A").paths) == {"x"}
     assert state == {"x": None, "c0.x": 1.5}  # data through the cycle is still read
     assert rec.value_at(rec.objects[0], "c0.x", 0) == 1.5  # and found by its name
@@ -131,11 +129,11 @@ def test_a_few_hundred_bytes_of_cycle_are_instant():
     data = _cyclic(3)  # the reported file was 219 bytes of this shape
     assert len(data) < 256
     rec = Recording.open(data)  # unfixed: 3^16 paths, minutes
-    t = time.perf_counter()
     rec.objects[0].state_at(0)
-    assert time.perf_counter() - t < 1.0
+    assert set(rec.cls("A").paths) == {"x"}  # the cycle is cut, not walked
 
 
+@pytest.mark.timeout(60)
 def test_cycles_through_several_classes_and_fan_out_are_bounded():
     commands = [codec.RegisterClass(h, f"C{h}") for h in range(1, 18)]
     commands.append(codec.RegisterAttribute(17, 1, DataType.FLOAT32, 1, "leaf"))
@@ -147,10 +145,8 @@ def test_cycles_through_several_classes_and_fan_out_are_bounded():
     commands.append(codec.RegisterClassAttribute(17, handle, 1, "back"))  # and a cycle C17 -> C1
     commands.append(codec.CreateObject(1, 1, 9, "root"))
     rec = Recording.open(_stream(*commands))
-    t = time.perf_counter()
     paths = rec.cls("C1").paths
     rec.objects[0].state_at(0)
-    assert time.perf_counter() - t < 1.0
     assert len(paths) <= MIN_PATH_WORK
     assert all(len(chain) <= MAX_CLASS_NESTING + 1 for chain in paths.values())
 
@@ -201,11 +197,9 @@ def test_a_deep_base_class_chain_is_cut():
     commands += [codec.RegisterClass(k, f"C{k}", k - 1) for k in range(2, n + 1)]
     commands += [codec.CreateObject(1, k, k, "") for k in range(1, n + 1)]
     rec = Recording.open(_stream(*commands))
-    t = time.perf_counter()
     assert len(rec.objects_of_class("C1")) == MAX_BASE_DEPTH
     for o in rec.objects[:: n // 100]:
         o.state_at(0)
-    assert time.perf_counter() - t < 5.0
     assert len(rec.cls(f"C{n}").mro) == MAX_BASE_DEPTH and rec.cls("C64").is_a("C1")
 
 
@@ -233,9 +227,7 @@ def _flags_stream(payloads: list[bytes], enum_class: int = 1) -> bytes:
 @pytest.mark.timeout(60)
 def test_a_32_kb_flags_word_is_a_marker_not_a_hang():
     rec = Recording.open(_flags_stream([b"\xff" * 32_000, b"\x03"]))  # unfixed: a quadratic bit walk
-    t = time.perf_counter()
     assert rec.objects[0].state_at(0) == {"word": "<invalid flags: 32000 bytes>"}
-    assert time.perf_counter() - t < 1.0
     assert rec.value_at(rec.objects[0], "word", 1) == frozenset({"eA", "eB", "eB_ALIAS"})
 
 
@@ -446,6 +438,24 @@ def test_structural_damage_is_one_pvd_error(every_h5, tmp_path, edit, message):
     assert str(bad) in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("dataset", "message"),
+    [
+        ("log/tail", "/log/tail: is .*expected the stream's bytes"),
+        ("log/kind", "/log/kind: is .*expected uint8"),
+    ],
+)
+def test_a_log_dataset_of_the_wrong_type_is_refused_by_the_rebuild(every_h5, tmp_path, dataset, message):
+    def edit(f: h5py.File) -> None:  # found by the fuzz harness: a link to a compound table
+        if dataset in f:
+            del f[dataset]
+        f[dataset] = h5py.SoftLink("/frame_stops")
+
+    bad = _edited(every_h5, tmp_path / "log.h5", edit)
+    with pytest.raises(PvdError, match=message):  # unfixed: TypeError from numpy
+        h5_to_ovd_bytes(bad)
+
+
 def test_a_global_heap_that_hdf5_would_walk_forever_is_refused(every_h5, tmp_path):
     raw = bytearray(every_h5.read_bytes())
     at = raw.find(b"GCOL\x01")
@@ -509,9 +519,7 @@ def test_many_contexts_and_many_deep_paths_index_in_linear_time():
     many_paths = _stream(codec.CreateObject(1, 1, 7, ""),
                          *(codec.SetAttribute(1, 7, (1, i + 2), b"\0") for i in range(n)))
     for data in (many_contexts, many_paths):
-        t = time.perf_counter()
         rec = Recording.open(data)
-        assert time.perf_counter() - t < 10.0
     assert len(rec.series_table()) == n
     rec = Recording.open(many_contexts)
     assert len(rec.frames) == n and rec.frames.stopped.all()
