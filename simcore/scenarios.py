@@ -76,16 +76,20 @@ class Scenario:
                 f"{vehicle.params.drivetrain!r} drivetrain without tracks")
 
     def setup(self, vehicle: Any) -> None:
-        """Put ``vehicle`` at its start: on the road, level, at ``initial_speed``, in gear."""
+        """Put ``vehicle`` at its start: on the road, level, at ``initial_speed``, in gear.
+
+        ``vehicle`` may be a :class:`~simcore.fleet.Fleet`: every member starts so, side by side
+        (``Fleet.place_on_road``'s spacing)."""
         self.check(vehicle)
         vehicle.place_on_road()
-        _select_gear(vehicle)
-        if self.initial_speed:
-            _roll(vehicle, self.initial_speed)
+        for member in (vehicle if hasattr(vehicle, "n_vehicles") else (vehicle,)):
+            _select_gear(member)
+            if self.initial_speed:
+                _roll(member, self.initial_speed)
         self.drive(vehicle, 0.0)
 
     def drive(self, vehicle: Any, t: float) -> None:
-        """Set the commands for the step that starts at scenario time ``t``."""
+        """Set the commands for the step that starts at scenario time ``t`` (a fleet's every member)."""
         c = self.commands(t)
         cmd = vehicle.commands
         cmd.throttle = c.throttle

@@ -542,6 +542,20 @@ def _in_range(name: str, value: float, lo: float, hi: float) -> float:
 # --------------------------------------------------------------------------------------------
 
 
+def _adopt(states: VehicleStates, params: VehicleParams) -> VehicleStates:
+    """``states`` if they fit ``params`` (same state set and wheel count), else ValueError."""
+    want = VehicleStates.for_params(params)
+    have = {name for name, _ in states.items()}
+    need = {name for name, _ in want.items()}
+    if have != need:
+        raise ValueError(f"Vehicle: the given states have {sorted(have ^ need)} where the params need "
+                         f"{sorted(need)}")
+    n = states.wheel_rigid_body_1d.rotation_speed.shape[0]
+    if n != params.nb_wheels:
+        raise ValueError(f"Vehicle: the given states have {n} wheels, the params {params.nb_wheels}")
+    return states
+
+
 def default_context(
     frame: Frame = DEFAULT_FRAME, scale: Scale = DEFAULT_SCALE, g: float = 9.81
 ) -> SimulationContext:
@@ -554,7 +568,9 @@ def default_context(
 class Vehicle:
     """One simulated vehicle.
 
-    ``Vehicle(params, road=None, context=None, nb_substeps=3)``: the road defaults to flat ground
+    ``Vehicle(params, road=None, context=None, nb_substeps=3, sequence=None, states=None)``:
+    ``states`` adopts existing states instead of fresh defaults (a fleet member's row views,
+    :class:`simcore.fleet.Fleet`); the road defaults to flat ground
     through the origin (friction 1) and the context to gravity 9.81 m/s^2 along ``-frame.vrt``;
     both must be in the params' frame and scale. The body starts at ``pose`` (default: identity,
     i.e. the centre of mass at the origin — call :meth:`place` to put it above the road).
@@ -570,13 +586,14 @@ class Vehicle:
         context: SimulationContext | None = None,
         nb_substeps: int = DEFAULT_NB_SUBSTEPS,
         sequence: ComponentSequence | None = None,
+        states: VehicleStates | None = None,
     ) -> None:
         params.validate()
         self._params = params
         self.context = context if context is not None else default_context(params.frame, params.scale)
         self._check_context(self.context)
         self.road: RoadGeometry = road if road is not None else PlaneRoad.ground(params.frame)
-        self.states = VehicleStates.for_params(params)
+        self.states = VehicleStates.for_params(params) if states is None else _adopt(states, params)
         self.commands = VehicleCommands(self)
         self.sequence = sequence if sequence is not None else build_default_sequence(self, nb_substeps)
         self.time = 0.0
