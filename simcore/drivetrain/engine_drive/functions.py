@@ -26,7 +26,13 @@ import numpy as np
 
 from simcore.axle import AxleDescription
 from simcore.commands.states import AUTOMATIC_GEAR
-from simcore.drivetrain.engine_drive.helpers import gauss_seidel_solve, lu_decompose_full_pivot, lu_solve
+from simcore.drivetrain.engine_drive.helpers import (
+    gauss_seidel_solve,
+    lu_decompose_full_pivot,
+    lu_solve,
+    normal_equations,
+    weighted_sum,
+)
 from simcore.drivetrain.engine_drive.params import (
     AutoboxParams,
     ClutchAccuracyMode,
@@ -542,8 +548,8 @@ def solve_clutch_system(system: ClutchSystem, clutch_params: ClutchParams,
     try:
         if groups is not None and groups.nb_groups > 0:
             c = constraint_reduction(system.connected, groups)
-            a = system.matrix @ c
-            z = lu_solve(lu_decompose_full_pivot(a.T @ a), a.T @ system.rhs)
+            ata, atb = normal_equations(system.matrix, c, system.rhs)
+            z = lu_solve(lu_decompose_full_pivot(ata), atb)
             return c @ z
         if clutch_params.accuracy_mode == ClutchAccuracyMode.BEST_POSSIBLE:
             return lu_solve(lu_decompose_full_pivot(system.matrix), system.rhs)
@@ -595,8 +601,8 @@ def engine_drivetrain_update(
     damping = engine_damping_rate(engine_params, gearbox_params, current_gear,
                                   clutch_response.normalised_command_response, throttle)
     connected = diff_state.connected()
-    ave = diff_state.ave_wheel_speed_contribution_all_wheels[connected]
-    slip = g * float(wheel_rotation_speeds[connected] @ ave) - engine_rotation_speed
+    slip = g * weighted_sum(wheel_rotation_speeds, diff_state.ave_wheel_speed_contribution_all_wheels,
+                            connected) - engine_rotation_speed
 
     system = clutch_system(wheel_moi, wheel_damping_rate, wheel_rotation_speeds, brake_responses,
                            tire_wheel_torques, diff_state, engine_params.moi, engine_rotation_speed,

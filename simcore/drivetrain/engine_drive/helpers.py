@@ -44,7 +44,13 @@ _JIT = {"cache": True, "nogil": True}
 
 @numba.njit(**_JIT)
 def _k_lu_decompose(lu, row_p, col_p):  # pragma: no cover - compiled
-    n = lu.shape[0]
+    return _k_lu_decompose_n(lu, row_p, col_p, lu.shape[0])
+
+
+# The ``_n`` kernels work on the leading n x n block of larger buffers, so that a batched kernel
+# can reuse one scratch buffer for every vehicle without slicing views.
+@numba.njit(**_JIT)
+def _k_lu_decompose_n(lu, row_p, col_p, n):  # pragma: no cover - compiled
     det = 1.0
     for k in range(n - 1):
         # Largest remaining entry; scanning column by column keeps Vehicle2's tie-breaking.
@@ -81,7 +87,11 @@ def _k_lu_decompose(lu, row_p, col_p):  # pragma: no cover - compiled
 
 @numba.njit(**_JIT)
 def _k_lu_solve(lu, row_p, col_p, x):  # pragma: no cover - compiled
-    n = lu.shape[0]
+    _k_lu_solve_n(lu, row_p, col_p, x, lu.shape[0])
+
+
+@numba.njit(**_JIT)
+def _k_lu_solve_n(lu, row_p, col_p, x, n):  # pragma: no cover - compiled
     for i in range(n - 1):
         p = row_p[i]
         if p != i:
@@ -108,7 +118,11 @@ def _k_lu_solve(lu, row_p, col_p, x):  # pragma: no cover - compiled
 
 @numba.njit(**_JIT)
 def _k_gauss_seidel(a, b, x, max_iterations, tolerance):  # pragma: no cover - compiled
-    n = a.shape[0]
+    return _k_gauss_seidel_n(a, b, x, max_iterations, tolerance, a.shape[0])
+
+
+@numba.njit(**_JIT)
+def _k_gauss_seidel_n(a, b, x, max_iterations, tolerance, n):  # pragma: no cover - compiled
     b_len2 = 0.0
     for i in range(n):
         b_len2 += b[i] * b[i]
@@ -130,6 +144,40 @@ def _k_gauss_seidel(a, b, x, max_iterations, tolerance):  # pragma: no cover - c
         error = r_len2 / (b_len2 + 1e-10)
         it += 1
     return it, error
+
+
+@numba.njit(**_JIT)
+def _k_normal_equations(m, c, b, a, ata, atb):  # pragma: no cover - compiled
+    _k_normal_equations_n(m, c, b, a, ata, atb, c.shape[0], c.shape[1])
+
+
+@numba.njit(**_JIT)
+def _k_normal_equations_n(m, c, b, a, ata, atb, n, k):  # pragma: no cover - compiled
+    for i in range(n):
+        for r in range(k):
+            acc = 0.0
+            for j in range(n):
+                acc += m[i, j] * c[j, r]
+            a[i, r] = acc
+    for r in range(k):
+        for s in range(k):
+            acc = 0.0
+            for i in range(n):
+                acc += a[i, r] * a[i, s]
+            ata[r, s] = acc
+        acc = 0.0
+        for i in range(n):
+            acc += a[i, r] * b[i]
+        atb[r] = acc
+
+
+@numba.njit(**_JIT)
+def _k_weighted_sum(values, weights, ids, count):  # pragma: no cover - compiled
+    acc = 0.0
+    for i in range(count):
+        j = ids[i]
+        acc += values[j] * weights[j]
+    return acc
 
 
 def lu_decompose_full_pivot(a: np.ndarray) -> LUDecomposition:
@@ -180,3 +228,29 @@ def gauss_seidel_solve(a: np.ndarray, b: np.ndarray, x0: np.ndarray, max_iterati
     x = np.array(x0, dtype=np.float64)
     it, error = _k_gauss_seidel(a, b, x, int(max_iterations), float(tolerance))
     return x, int(it), float(error)
+
+
+def normal_equations(m: np.ndarray, c: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(A^T A, A^T b)`` with ``A = m @ c``: the least-squares system of ``m (c z) = b``.
+
+    Summed in plain index order by compiled loops rather than BLAS, whose blocking and fused
+    multiply-adds depend on the machine; the batched engine drive shares this kernel, so both
+    paths get the same bits.
+    """
+    m = np.ascontiguousarray(m, dtype=np.float64)
+    c = np.ascontiguousarray(c, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    k = c.shape[1]
+    a = np.empty((m.shape[0], k))
+    ata = np.empty((k, k))
+    atb = np.empty(k)
+    _k_normal_equations(m, c, b, a, ata, atb)
+    return ata, atb
+
+
+def weighted_sum(values: np.ndarray, weights: np.ndarray, ids: np.ndarray) -> float:
+    """``sum(values[j] * weights[j] for j in ids)`` in index order (the average wheel speed at the
+    clutch), independent of BLAS as :func:`normal_equations`."""
+    ids = np.asarray(ids, dtype=np.int64)
+    return float(_k_weighted_sum(np.asarray(values, dtype=np.float64), np.asarray(weights, dtype=np.float64),
+                                 ids, ids.shape[0]))
