@@ -11,6 +11,11 @@ math), so the results are the plain functions' results to the last bit on the sa
 ``tests/simcore/test_suspension_fast_path.py`` checks that against the plain functions.
 The wheel-pose chain, quaternion product and rotation are those of :mod:`simcore.wheel.helpers`
 and :mod:`simcore.maths` (``PxQuat`` algebra in float64).
+
+:func:`_fused_batch` runs :func:`_fused` on every vehicle of a fleet (arrays with a leading vehicle
+axis, :mod:`simcore.suspension.batch`): one per-vehicle function behind both, so a fleet's
+vehicle and a single vehicle get the same bits. It lives in this file because numba's cache
+follows a kernel's own file only: an edit of :func:`_fused` must invalidate the batch kernel too.
 """
 
 from __future__ import annotations
@@ -329,6 +334,32 @@ def _fused(
                 tbz += mx * fy - my * fx
         arb[0], arb[1], arb[2] = qrot(bx, by, bz, bw, tbx, tby, tbz)
 
+
+
+@numba.njit(**_JIT)
+def _fused_batch(
+    mode, limit, axes, signs, lat_axis, g, steer, plane, hit, b_pos, b_quat, gravity, ext_force, ext_torque,
+    dt, vehicle_mass, tables_x, tables_nb, toe_y, camber_y, tfa_y, sfa_y, bars_w, bars_k, nb_bars,
+    jounce, jounce_speed, separation, toe, camber, tfa, sfa, force, torque, normal_force, arb,
+):  # pragma: no cover - compiled
+    """:func:`_fused` for every vehicle of a batch: each argument of :func:`_fused` with a leading
+    vehicle axis (the frame's ``axes``/``signs``/``lat_axis``, ``gravity`` and ``dt`` are shared).
+    Vehicle ``v`` uses the first ``nb_bars[v]`` rows of its (padded) anti-roll bar arrays; ``ext``
+    is assembled per vehicle exactly as :func:`suspension_update_fused` assembles it."""
+    ext = np.empty((3, 3))
+    for v in range(jounce.shape[0]):
+        for c in range(3):
+            ext[0, c] = gravity[c]
+            ext[1, c] = ext_force[v, c]
+            ext[2, c] = ext_torque[v, c]
+        nb = nb_bars[v]
+        _fused(
+            mode[v], limit[v], axes, signs, lat_axis, g[v], steer[v], plane[v], hit[v], b_pos[v], b_quat[v],
+            ext, dt, vehicle_mass[v], tables_x[v], tables_nb[v], toe_y[v], camber_y[v], tfa_y[v], sfa_y[v],
+            bars_w[v, :nb], bars_k[v, :nb],
+            jounce[v], jounce_speed[v], separation[v], toe[v], camber[v], tfa[v], sfa[v], force[v], torque[v],
+            normal_force[v], arb[v],
+        )
 
 def frame_axes(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
     """World index (3,) int64 and sign (3,) of the frame's lng, lat and vrt axes."""

@@ -9,6 +9,11 @@ results straight into the tire states.
 Every expression mirrors the plain functions operation by operation (same operand order, no
 fast math), so on one machine the results equal the plain functions' to the last bit;
 ``tests/simcore/test_tire_fast_path.py`` checks that.
+
+:func:`_fused_batch` runs :func:`_fused` on every vehicle of a fleet (arrays with a leading vehicle
+axis, :mod:`simcore.tire.batch`): one per-vehicle function behind both. It lives in this file
+because numba's cache follows a kernel's own file only: an edit of :func:`_fused` must invalidate
+the batch kernel too.
 """
 
 from __future__ import annotations
@@ -239,6 +244,34 @@ def _fused(
             torques[i, d, 1] = mz * fx - mx * fz
             torques[i, d, 2] = mx * fy - my * fx
 
+
+
+@numba.njit(**_JIT)
+def _fused_batch(
+    axes, signs, frame_axes_world, g, t, sc, dt,
+    steer, plane, separation, jounce, comp_toe, comp_camber, tfa, omega, b_pos, b_quat, linear_velocity,
+    angular_velocity, road_velocity, road_friction, normal_force, brake_applied, drive_applied,
+    directions, speeds, slips, camber_out, load_out, friction_out, sticky_time, sticky_active,
+    forces, torques, aligning_out, wheel_torque_out,
+):  # pragma: no cover - compiled
+    """:func:`_fused` for every vehicle of a batch: each argument of :func:`_fused` with a leading
+    vehicle axis (the frame's ``axes``/``signs``/``frame_axes_world`` and ``dt`` are shared); the
+    per-vehicle ``body`` rows are assembled as :func:`tire_update_fused` assembles them."""
+    body = np.zeros((4, 4))
+    for v in range(steer.shape[0]):
+        for c in range(3):
+            body[0, c] = b_pos[v, c]
+            body[2, c] = linear_velocity[v, c]
+            body[3, c] = angular_velocity[v, c]
+        for c in range(4):
+            body[1, c] = b_quat[v, c]
+        _fused(
+            axes, signs, frame_axes_world, g[v], t[v], sc[v], dt,
+            steer[v], plane[v], separation[v], jounce[v], comp_toe[v], comp_camber[v], tfa[v], omega[v], body,
+            road_velocity[v], road_friction[v], normal_force[v], brake_applied[v], drive_applied[v],
+            directions[v], speeds[v], slips[v], camber_out[v], load_out[v], friction_out[v], sticky_time[v],
+            sticky_active[v], forces[v], torques[v], aligning_out[v], wheel_torque_out[v],
+        )
 
 @dataclass(frozen=True)
 class FusedTire:
