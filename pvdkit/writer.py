@@ -15,7 +15,13 @@ What it adds to PhysX's C API, for Python producers:
 * handles are checked (a path must lead through class attributes to a settable attribute);
 * bulk paths: :meth:`OmniPvdWriter.set_attribute_batch` (one attribute of many objects) and
   :meth:`OmniPvdWriter.write_frames` (whole frames of many objects × attributes) encode all
-  their commands with numpy in one go, with no Python loop per command.
+  their commands with numpy in one go, with no Python loop per command;
+* a prepared path for values streamed frame by frame (a simulation recorder):
+  :meth:`OmniPvdWriter.prepare_attributes` encodes the SET_ATTRIBUTE commands of many
+  (objects, attribute) columns once into a :class:`PreparedAttributes` block whose values are
+  numpy views; the producer fills the views each frame and :meth:`OmniPvdWriter.write_prepared`
+  writes the whole block in one stream write — the bytes ``set_attribute`` would write command
+  by command, without re-encoding a header per frame.
 
 The raw path :meth:`OmniPvdWriter.set_attribute_bytes` writes a payload as given, without the
 size check: PhysX itself writes payloads that differ from the registration (a quaternion into a
@@ -131,6 +137,103 @@ class FrameBlock(NamedTuple):
 
     objects: np.ndarray | Sequence[int]
     columns: Mapping[AttributeRef, object]
+
+
+class PreparedColumn(NamedTuple):
+    """One column of a :class:`PreparedAttributes` block: ``attribute`` of every object in
+    ``objects`` (u64 handles, in write order).
+
+    ``count`` is the number of elements each value holds; None means the registered count
+    (which must then be fixed, not 0). Give it when the payload differs from the registration,
+    as PhysX's own payloads sometimes do (:meth:`OmniPvdWriter.set_attribute_bytes`).
+    """
+
+    objects: np.ndarray | Sequence[int]
+    attribute: AttributeRef
+    count: int | None = None
+
+
+class PreparedAttributes:
+    """SET_ATTRIBUTE commands encoded once, whose values are filled in place frame after frame.
+
+    Made by :meth:`OmniPvdWriter.prepare_attributes`, written by
+    :meth:`OmniPvdWriter.write_prepared`. Why: a recorder writes the same commands every frame
+    with new values; encoding their headers once and exposing the payloads as numpy views makes
+    a frame cost one array assignment per column and one stream write, however many objects.
+
+    The block holds the columns one after the other, each column's commands in the order of its
+    objects. :attr:`views` ``[c]`` is column *c*'s values, shape ``(objects, count)`` in the
+    registered little-endian dtype (flags: ``uint32``); assigning to it casts as numpy assigns
+    (float64 → float32 rounds; no range check: the typed checks of ``set_attribute`` are the
+    producer's part here). Values start at zero.
+    """
+
+    __slots__ = ("_buffer", "_owner", "context", "columns", "views", "labels")
+
+    def __init__(self, owner: OmniPvdWriter, context: int, buffer: np.ndarray,
+                 columns: tuple[PreparedColumn, ...], views: tuple[np.ndarray, ...],
+                 labels: tuple[str, ...]) -> None:
+        self._owner = owner
+        self._buffer = buffer
+        #: The context every command of the block carries.
+        self.context = context
+        #: The columns as given (objects as u64 arrays, counts resolved).
+        self.columns = columns
+        #: Per column, the writable ``(objects, count)`` view of its payloads.
+        self.views = views
+        #: Per column, ``"Class.attribute"`` for messages.
+        self.labels = labels
+
+    def __len__(self) -> int:
+        return len(self.views)
+
+    @property
+    def nb_commands(self) -> int:
+        """SET_ATTRIBUTE commands in the block (one per object per column)."""
+        return sum(len(v) for v in self.views)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the block adds to the stream per write."""
+        return self._buffer.nbytes
+
+    @property
+    def buffer(self) -> memoryview:
+        """The encoded commands as they will be written (read-only view; for tests and copies)."""
+        return memoryview(self._buffer).toreadonly()
+
+    def view(self, column: int, shape: Sequence[int] | None = None) -> np.ndarray:
+        """Column ``column``'s values, as ``(objects, count)`` or re-shaped to ``shape`` — object
+        axes first, then value axes, e.g. ``(vehicles, wheels, 3)`` for vehicles × wheels objects
+        of 3 elements — so that a producer's array of that shape is assigned in one statement.
+        The result always shares memory with the block; a shape that does not split ``objects``
+        and ``count`` that way raises :class:`PvdError`."""
+        v = self.views[column]
+        if shape is None:
+            return v
+        shape = tuple(int(d) for d in shape)
+        k, count = v.shape
+        for split in range(len(shape) + 1):
+            if _prod(shape[:split]) == k and _prod(shape[split:]) == count:
+                break
+        else:
+            raise PvdError(f"prepared column {self.labels[column]}: shape {shape} does not split into "
+                           f"{k} objects × {count} elements")
+        strides = []
+        for dims, step in ((shape[:split], v.strides[0]), (shape[split:], v.strides[1])):
+            inner = []
+            for d in reversed(dims):
+                inner.append(step)
+                step *= d
+            strides.extend(reversed(inner))
+        return np.lib.stride_tricks.as_strided(v, shape=shape, strides=tuple(strides), writeable=True)
+
+
+def _prod(dims: Sequence[int]) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +491,63 @@ class OmniPvdWriter:
         rec = np.empty(len(objs), attribute_dtype(len(path.handles), arr.dtype, count))
         _fill_set(rec, context, objs, path, arr, count)
         self._emit(memoryview(rec.view(np.uint8)))
+
+    def prepare_attributes(self, context: int,
+                           columns: Sequence[PreparedColumn | tuple]) -> PreparedAttributes:
+        """Encode the SET_ATTRIBUTE commands of ``columns`` once, for frame-by-frame writing.
+
+        ``columns``: :class:`PreparedColumn` s (or ``(objects, attribute[, count])`` tuples).
+        Handles, paths and counts are checked now, as ``set_attribute`` checks them (STRING and
+        variable-length attributes need an explicit ``count``: a prepared value has a fixed
+        size). Nothing is written; fill :attr:`PreparedAttributes.views` and pass the block to
+        :meth:`write_prepared`, as often as needed.
+        """
+        _check_u64(context, "prepare_attributes: context")
+        resolved: list[PreparedColumn] = []
+        layout: list[tuple[_Path, np.ndarray, np.dtype]] = []
+        size = 0
+        for c, column in enumerate(columns):
+            col = PreparedColumn(*column)
+            path = self._path(col.attribute, False)
+            objs = _handles_array(col.objects, f"prepare_attributes: column {c} ({path.label}) objects")
+            count = path.info.nb_elements if col.count is None else col.count
+            if col.count is None and path.info.data_type == DataType.STRING:
+                count = 0  # a string's registered count is not its length: give the byte count
+            if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
+                raise PvdError(f"prepare_attributes: column {c} ({path.label}) needs a fixed count of "
+                               f"at least 1 element (registered: {_expects(path.info)}), got {count!r}")
+            value_dtype = path.info.data_type.numpy_dtype
+            if int(count) * value_dtype.itemsize > MAX_DATA_BYTES:
+                raise PvdError(f"attribute {path.label}: payload of {count} elements exceeds the u32 "
+                               "size field")
+            rec = attribute_dtype(len(path.handles), value_dtype, int(count))
+            resolved.append(PreparedColumn(objs, col.attribute, int(count)))
+            layout.append((path, objs, rec))
+            size += rec.itemsize * len(objs)
+        buffer = np.zeros(size, np.uint8)
+        views, labels, at = [], [], 0
+        for path, objs, rec in layout:
+            table = np.ndarray(len(objs), rec, buffer=buffer, offset=at)
+            table["cmd"] = Command.SET_ATTRIBUTE
+            table["ctx"] = context
+            table["obj"] = objs
+            table["depth"] = len(path.handles)
+            table["path"] = path.handles
+            table["size"] = rec["data"].itemsize
+            views.append(table["data"])
+            labels.append(path.label)
+            at += rec.itemsize * len(objs)
+        return PreparedAttributes(self, context, buffer, tuple(resolved), tuple(views), tuple(labels))
+
+    def write_prepared(self, block: PreparedAttributes) -> None:
+        """Write every command of ``block`` (made by this writer) with its current values, in one
+        stream write: the bytes ``set_attribute`` / ``set_attribute_bytes`` would write for each
+        (object, value) in the block's order."""
+        if not isinstance(block, PreparedAttributes) or block._owner is not self:
+            raise PvdError("write_prepared: the block was not prepared by this writer "
+                           "(attribute handles are per writer)")
+        if block._buffer.nbytes:
+            self._emit(memoryview(block._buffer))
 
     def write_frames(
         self,

@@ -4,9 +4,9 @@
 the schema is :data:`simcore.pvd.schema.SCHEMA` (see ``docs/pvd-schema.md``).
 """
 
-from simcore.pvd.components import PvdComponent
+from simcore.pvd.components import FleetPvdComponent, PvdComponent
 from simcore.pvd.graph import PvdGraphError
 from simcore.pvd.recorder import PvdRecorder
 from simcore.pvd.schema import SCHEMA
 
-__all__ = ["SCHEMA", "PvdComponent", "PvdGraphError", "PvdRecorder"]
+__all__ = ["SCHEMA", "FleetPvdComponent", "PvdComponent", "PvdGraphError", "PvdRecorder"]

@@ -1,4 +1,5 @@
-"""The PVD component (``PxVehiclePVDComponent``): the last, optional step of a vehicle update."""
+"""The PVD components (``PxVehiclePVDComponent``): the last, optional step of a vehicle's or a
+fleet's update."""
 
 from __future__ import annotations
 
@@ -27,4 +28,22 @@ class PvdComponent(Component):
     def update(self, dt: float, context: SimulationContext) -> bool:
         self.time += dt
         self.recorder.record(self, dt)
+        return True
+
+
+class FleetPvdComponent(Component):
+    """Records every member of its fleet into a :class:`~simcore.pvd.recorder.PvdRecorder` once
+    per fleet update: one frame, N vehicles (``recorder.attach_fleet(fleet)`` puts it last).
+
+    ``time`` is the fleet's simulated time (s), advanced by the ``dt`` of each update.
+    """
+
+    def __init__(self, fleet: Any, recorder: PvdRecorder) -> None:
+        self.fleet = fleet
+        self.recorder = recorder
+        self.time = float(getattr(fleet, "time", 0.0))
+
+    def update(self, dt: float, context: SimulationContext) -> bool:
+        self.time += dt
+        self.recorder.record_fleet(self, dt)
         return True

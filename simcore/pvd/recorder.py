@@ -2,10 +2,12 @@
 
 A :class:`PvdRecorder` owns one recording (a writer and a PVD context). Vehicles join it with
 :meth:`PvdRecorder.attach`, which appends a :class:`~simcore.pvd.components.PvdComponent` to the
-vehicle's component sequence. Then every vehicle step becomes a PVD frame:
+vehicle's component sequence; a :class:`~simcore.fleet.fleet.Fleet` joins with
+:meth:`PvdRecorder.attach_fleet` (or ``attach``). Then every step becomes a PVD frame:
 
 * the first frame registers the schema (PhysX Vehicle2's classes, then simcore's own) and
-  creates each vehicle's object graph;
+  creates each vehicle's object graph (a fleet: one graph per member, its ``Vehicle`` object
+  named after the member);
 * params are written on the first frame and then only when they change (params are immutable:
   a change is a new params object, whose values are compared with the last ones written);
 * every state value is written every frame.
@@ -14,22 +16,24 @@ Frames carry the simulated time as timestamp: nanoseconds by default (``timestam
 PhysX's own convention, a frame counter 1, 2, 3 … (``timestamps="frame"``), which OmniPVD's
 timeline expects. The time in seconds is also written every frame to the ``Simulation`` object.
 
-Speed: the state values of a frame are written as one pre-encoded block (the same bytes the
-writer would produce command by command) whose value fields are numpy views, so a frame costs
-one accessor call per (class, attribute) — not per wheel — and a single stream write.
+Speed: the state values of a frame go through the writer's prepared path
+(:meth:`pvdkit.writer.OmniPvdWriter.prepare_attributes` / ``write_prepared``): the commands are
+encoded once, their values are numpy views, so a frame costs one accessor call and one array
+assignment per (class, attribute) — not per wheel, and for a fleet not per vehicle — and one
+stream write. simcore encodes no bytes itself.
 """
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pvdkit.types import Command, DataType, PvdError
+from pvdkit.types import DataType, PvdError
+from pvdkit.writer import PreparedAttributes, PreparedColumn
 from simcore.pvd.graph import (
     HandleAllocator,
     ObjectGroup,
@@ -39,22 +43,21 @@ from simcore.pvd.graph import (
     create_graph,
 )
 from simcore.pvd.registry import SchemaHandles, register_schema
-from simcore.pvd.schema import SCHEMA, AttrDecl, ClassDecl, Role, Schema
+from simcore.pvd.schema import SCHEMA, AttrDecl, ClassDecl, Role, Schema, Scope
 
 if TYPE_CHECKING:
-    from simcore.pvd.components import PvdComponent
+    from simcore.pvd.components import FleetPvdComponent, PvdComponent
 
-_SET_HEAD = struct.Struct("<BQQBII")  # cmd, context, object, depth (1), attribute, payload size
 _TIMESTAMP_UNITS = ("ns", "frame")
 
 
 # --------------------------------------------------------------------------------------------
-# Encoding values
+# Values
 # --------------------------------------------------------------------------------------------
 
 
 def _value_array(decl: ClassDecl, a: AttrDecl, value: Any, k: int) -> np.ndarray:
-    """The values of ``k`` objects as a (k, elements) array of the wire dtype."""
+    """The values of ``k`` objects as a C-contiguous (k, elements) array of the wire dtype."""
     arr = np.asarray(value)
     if a.chunk is not None:
         arr = arr[..., a.chunk[0]:a.chunk[1]]
@@ -66,19 +69,12 @@ def _value_array(decl: ClassDecl, a: AttrDecl, value: Any, k: int) -> np.ndarray
     if a.elements == 0:
         if k != 1:
             raise PvdGraphError(f"{decl.name}.{a.name}: variable-length values need one object per source")
-        return arr.reshape(1, -1)
+        return np.ascontiguousarray(arr.reshape(1, -1))
     if arr.size != k * a.elements:
         raise PvdGraphError(
             f"{decl.name}.{a.name}: expected {k} x {a.elements} value(s) from the source, "
             f"got shape {arr.shape}")
-    return arr.reshape(k, a.elements)
-
-
-def encode_rows(decl: ClassDecl, a: AttrDecl, value: Any, k: int) -> list[bytes]:
-    """One payload per object, as PhysX writes it (``wire_count`` elements of the dtype)."""
-    if a.dtype == DataType.STRING:
-        return [str(value).encode("utf-8")]
-    return [row.tobytes() for row in _value_array(decl, a, value, k)]
+    return np.ascontiguousarray(arr.reshape(k, a.elements))
 
 
 def _attr_get(a: AttrDecl) -> Callable[[Any], Any]:
@@ -87,15 +83,31 @@ def _attr_get(a: AttrDecl) -> Callable[[Any], Any]:
     return a.get
 
 
+def _changed_rows(new: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+    """Rows of ``new`` whose bytes differ from ``last`` (all rows when the shapes differ): the
+    comparison is bitwise, so a NaN that stays NaN is no change and -0.0 vs 0.0 is one."""
+    k = new.shape[0]
+    if last is None or last.shape != new.shape:
+        return np.arange(k)
+    a = new.view(np.uint8).reshape(k, -1)
+    b = last.view(np.uint8).reshape(k, -1)
+    return np.flatnonzero((a != b).any(axis=1))
+
+
 class _ParamWriter:
-    """Writes a params group on its first frame and then whenever its values change."""
+    """Writes a params group on its first frame and then whenever its values change.
+
+    Values go through the writer's public calls: ``set_attribute_bytes`` for numbers (PhysX's
+    payload sizes differ from its registration for some attributes, :attr:`AttrDecl.wire_count`)
+    and ``set_attribute`` for strings.
+    """
 
     def __init__(self, group: ObjectGroup, handles: SchemaHandles) -> None:
         self.group = group
         self.attrs = [(decl, a, handles.attr(decl, a.name)) for decl, a in group.decl.all_attrs()
                       if not a.is_link and a.get is not None]
         self._last_source: object = _NOTHING
-        self._last: list[list[bytes]] = [[] for _ in self.attrs]
+        self._last: list[Any] = [None for _ in self.attrs]
 
     def write(self, writer: Any, context: int) -> int:
         """Write the values that differ from the last ones written; return how many were written."""
@@ -110,12 +122,18 @@ class _ParamWriter:
         handles = self.group.handles
         k = len(handles)
         for n, (decl, a, ah) in enumerate(self.attrs):
-            rows = encode_rows(decl, a, _attr_get(a)(src), k)
-            last = self._last[n]
-            for i, row in enumerate(rows):
-                if i >= len(last) or last[i] != row:
-                    writer.set_attribute_bytes(context, int(handles[i]), ah, row)
+            value = _attr_get(a)(src)
+            if a.dtype == DataType.STRING:
+                text = str(value)
+                if text != self._last[n]:
+                    writer.set_attribute(context, int(handles[0]), ah, text)
                     written += 1
+                self._last[n] = text
+                continue
+            rows = _value_array(decl, a, value, k)
+            for i in _changed_rows(rows, self._last[n]):
+                writer.set_attribute_bytes(context, int(handles[i]), ah, rows[i])
+                written += 1
             self._last[n] = rows
         self._last_source = src
         return written
@@ -133,108 +151,370 @@ class _Slot:
     label: str
 
 
-def _natural_view(view: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
-    """``view`` (objects, elements) re-shaped to ``shape`` — the shape the accessor returns — when
-    that is (objects, ...) or, for one object, (...); None if it does not fit."""
-    k, e = view.shape
-    item = view.strides[1]
-    if k > 1 and len(shape) >= 1 and shape[0] == k:
-        tail = shape[1:]
-        lead = (view.strides[0],)
-    elif k == 1:
-        tail = shape
-        lead = ()
-    else:
+def _shaped_view(block: PreparedAttributes, column: int, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Column ``column`` of ``block`` shaped like the accessor's values, or None if they do not
+    split into (objects, elements) that way."""
+    try:
+        return block.view(column, shape)
+    except PvdError:
         return None
-    if int(np.prod(tail, dtype=np.int64)) != e:
-        return None
-    inner = []
-    step = item
-    for d in reversed(tail):
-        inner.append(step)
-        step *= d
-    return np.lib.stride_tricks.as_strided(view, shape=shape, strides=lead + tuple(reversed(inner)),
-                                           writeable=True)
+
+
+def _state_attrs(group: ObjectGroup) -> Iterator[tuple[ClassDecl, AttrDecl]]:
+    """The attributes of a state group that are written every frame (fixed-size values)."""
+    for decl, a in group.decl.all_attrs():
+        if a.is_link or a.get is None:
+            continue
+        if a.elements == 0 or a.dtype == DataType.STRING:
+            raise PvdGraphError(f"{decl.name}.{a.name}: state values must have a fixed size")
+        yield decl, a
+
+
+def _values(src: Any, slots: Sequence[_Slot]) -> Iterator[Any]:
+    """Each slot's value from ``src``; accessors shared by chunks (``...0To3`` …) run once."""
+    cache: dict[int, Any] = {}
+    for slot in slots:
+        if slot.chunk is None:
+            yield slot.get(src)
+        else:
+            key = id(slot.get)
+            if key not in cache:
+                cache[key] = np.asarray(slot.get(src))
+            yield cache[key][..., slot.chunk[0]:slot.chunk[1]]
+
+
+def _assign(slot: _Slot, value: Any) -> None:
+    try:
+        if slot.fast is not None:
+            slot.fast[...] = value
+        else:
+            slot.view[...] = np.reshape(value, slot.view.shape)
+    except (ValueError, TypeError) as exc:
+        raise PvdGraphError(f"{slot.label}: expected {slot.view.shape[0]} x {slot.view.shape[1]} "
+                            f"values, got shape {np.shape(value)}: {exc}") from None
+
+
+def _source_gone(decl: ClassDecl) -> PvdGraphError:
+    return PvdGraphError(f"{decl.name}: the vehicle's source became None after the recording started; "
+                         "the PVD object graph is fixed at the first frame")
 
 
 class StateBlock:
-    """Pre-encoded SET_ATTRIBUTE commands for every state value of some object groups.
+    """Every state value of some object groups, as one prepared block of the writer.
 
-    The command headers are fixed once; each frame :meth:`fill` writes the current values into
-    numpy views of the payloads, and :attr:`buffer` is the frame's bytes — identical to what
-    :meth:`pvdkit.writer.OmniPvdWriter.set_attribute` would produce for each value in turn. The
-    views are shaped like the values the accessors return (read once when the block is built),
-    so a frame costs one accessor call and one array assignment per class attribute.
+    The SET_ATTRIBUTE commands are encoded once by
+    :meth:`pvdkit.writer.OmniPvdWriter.prepare_attributes`; each frame :meth:`fill` reads the
+    values into the block's numpy views and :meth:`write` hands the block to the writer — the
+    bytes ``OmniPvdWriter.set_attribute`` would produce for each value in turn. The views are
+    shaped like the values the accessors return (read once when the block is built), so a frame
+    costs one accessor call and one array assignment per class attribute.
     """
 
-    def __init__(self, context: int, groups: list[ObjectGroup], handles: SchemaHandles) -> None:
-        layout: list[tuple[ObjectGroup, AttrDecl, int, int, int]] = []  # group, attr, ah, offset, rec size
-        size = 0
+    def __init__(self, writer: Any, context: int, groups: list[ObjectGroup], handles: SchemaHandles) -> None:
+        columns: list[PreparedColumn] = []
+        layout: list[tuple[ObjectGroup, AttrDecl]] = []
         for group in groups:
-            for decl, a in group.decl.all_attrs():
-                if a.is_link or a.get is None:
-                    continue
-                if a.elements == 0 or a.dtype == DataType.STRING:
-                    raise PvdGraphError(f"{decl.name}.{a.name}: state values must have a fixed size")
-                rec = _SET_HEAD.size + a.elements * a.dtype.size
-                layout.append((group, a, handles.attr(decl, a.name), size, rec))
-                size += rec * len(group)
-        self.buffer = bytearray(size)
+            for decl, a in _state_attrs(group):
+                columns.append(PreparedColumn(group.handles, handles.attr(decl, a.name), a.elements))
+                layout.append((group, a))
+        self.block: PreparedAttributes = writer.prepare_attributes(context, columns)
         self._groups: list[tuple[ObjectGroup, list[_Slot]]] = []
         by_group: dict[int, list[_Slot]] = {}
-        for group, a, ah, offset, rec in layout:
-            payload = a.elements * a.dtype.size
-            for i, h in enumerate(group.handles):
-                _SET_HEAD.pack_into(self.buffer, offset + i * rec, Command.SET_ATTRIBUTE, context, int(h), 1,
-                                    ah, payload)
-            view = np.ndarray((len(group), a.elements), dtype=a.dtype.numpy_dtype, buffer=self.buffer,
-                              offset=offset + _SET_HEAD.size, strides=(rec, a.dtype.size))
+        for c, (group, a) in enumerate(layout):
             slots = by_group.get(id(group))
             if slots is None:
                 slots = by_group[id(group)] = []
                 self._groups.append((group, slots))
-            slots.append(_Slot(_attr_get(a), a.chunk, view, None, f"{group.decl.name}.{a.name}"))
+            label = f"{group.decl.name}.{a.name}"
+            slots.append(_Slot(_attr_get(a), a.chunk, self.block.views[c], None, label))
+        c = 0
         for group, slots in self._groups:
             src = group.resolve()
             if src is None:
+                c += len(slots)
                 continue
-            for slot, value in zip(slots, self._values(src, slots), strict=True):
-                slot.fast = _natural_view(slot.view, np.shape(value))
+            for slot, value in zip(slots, _values(src, slots), strict=True):
+                slot.fast = _shaped_view(self.block, c, np.shape(value))
+                c += 1
+
+    @property
+    def buffer(self) -> memoryview:
+        """The frame's encoded commands (as last filled)."""
+        return self.block.buffer
 
     @property
     def nb_commands(self) -> int:
         """SET_ATTRIBUTE commands per frame."""
-        return sum(s.view.shape[0] for _, slots in self._groups for s in slots)
-
-    @staticmethod
-    def _values(src: Any, slots: list[_Slot]) -> Iterator[Any]:
-        cache: dict[int, Any] = {}
-        for slot in slots:
-            if slot.chunk is None:
-                yield slot.get(src)
-            else:
-                key = id(slot.get)
-                if key not in cache:
-                    cache[key] = np.asarray(slot.get(src))
-                yield cache[key][..., slot.chunk[0]:slot.chunk[1]]
+        return self.block.nb_commands
 
     def fill(self) -> None:
         """Read every state from its source into the block."""
         for group, slots in self._groups:
             src = group.resolve()
             if src is None:
+                raise _source_gone(group.decl)
+            for slot, value in zip(slots, _values(src, slots), strict=True):
+                _assign(slot, value)
+
+    def write(self, writer: Any) -> None:
+        """Write the block's commands (with the values of the last :meth:`fill`)."""
+        writer.write_prepared(self.block)
+
+
+# --------------------------------------------------------------------------------------------
+# Fleets
+# --------------------------------------------------------------------------------------------
+
+
+class _MemberStates:
+    """Vehicle ``i``'s states inside a batch, under VehicleStates' names (row views)."""
+
+    __slots__ = ("_states", "_i")
+
+    def __init__(self, states: Any, i: int) -> None:
+        self._states, self._i = states, i
+
+    def __getattr__(self, name: str) -> Any:
+        batch = self._states.get(name)
+        if batch is None:
+            raise AttributeError(name)
+        return batch.member(self._i)
+
+
+class _FleetMember:
+    """Vehicle ``i`` of a fleet as the schema's sources read a vehicle: its current params, its
+    states (row views of the batch), the fleet's shared road and context."""
+
+    def __init__(self, fleet: Any, i: int) -> None:
+        self._fleet, self._i = fleet, i
+        self.states = _MemberStates(fleet.states, i)
+
+    @property
+    def params(self) -> Any:
+        return self._fleet.params[self._i]
+
+    @property
+    def road(self) -> Any:
+        return getattr(self._fleet, "road", None)
+
+    @property
+    def context(self) -> Any:
+        return getattr(self._fleet, "context", None)
+
+
+class _FleetBatch:
+    """The whole fleet as the schema's state sources read a vehicle: ``states`` is the
+    :class:`~simcore.fleet.states.FleetStates`, so a source returns a batch (leading vehicle
+    axis) and an accessor written over trailing axes returns every vehicle's values at once.
+    ``params`` is vehicle 0's (sources only ask the topology: engine or not, tank or not)."""
+
+    def __init__(self, fleet: Any) -> None:
+        self._fleet = fleet
+
+    @property
+    def states(self) -> Any:
+        return self._fleet.states
+
+    @property
+    def params(self) -> Any:
+        return self._fleet.params[0]
+
+    @property
+    def road(self) -> Any:
+        return getattr(self._fleet, "road", None)
+
+    @property
+    def context(self) -> Any:
+        return getattr(self._fleet, "context", None)
+
+
+#: Vehicles in the random batch that checks whether an accessor vectorizes (a prime: unlikely to
+#: equal a wheel count or a value size, so a wrong axis shows in the shape).
+_PROBE_VEHICLES = 7
+
+
+def _probe_states(states: Any, seed: int = 12345) -> Any:
+    """A batch shaped like ``states`` (``_PROBE_VEHICLES`` vehicles) holding random values."""
+    from simcore.fleet.states import FleetStates, StateBatch
+
+    rng = np.random.default_rng(seed)
+    batches = {}
+    for name, batch in states.items():
+        arrays = {}
+        for field, arr in batch.items():
+            shape = (_PROBE_VEHICLES,) + arr.shape[1:]
+            if arr.dtype.kind == "b":
+                arrays[field] = rng.random(shape) < 0.5
+            elif arr.dtype.kind in "iu":
+                arrays[field] = rng.integers(0, 3, shape).astype(arr.dtype)
+            else:
+                arrays[field] = rng.uniform(-2.0, 2.0, shape).astype(arr.dtype)
+        batches[name] = StateBatch(batch.cls, arrays, batch.scalars)
+    return FleetStates(batches)
+
+
+def _vectorizes(get: Callable[[Any], Any], source: Callable[[Any], Any], probe_fleet: Any,
+                chunk: tuple[int, int] | None, dtype: np.dtype) -> bool:
+    """True if ``get`` over the probe batch gives every probe member's own value, stacked
+    (compared after conversion to the wire dtype, so float32 rounding counts as equal)."""
+    try:
+        batch = np.asarray(get(source(_FleetBatch(probe_fleet))))
+        rows = [np.asarray(get(source(_FleetMember(probe_fleet, i)))) for i in range(_PROBE_VEHICLES)]
+    except Exception:  # noqa: BLE001 - an accessor that fails on a batch does not vectorize
+        return False
+    ref = np.stack(rows)
+    if chunk is not None:
+        batch, ref = batch[..., chunk[0]:chunk[1]], ref[..., chunk[0]:chunk[1]]
+    if batch.shape != ref.shape:
+        return False
+    return bool(np.array_equal(batch.astype(dtype).view(np.uint8), ref.astype(dtype).view(np.uint8)))
+
+
+class _Probe:
+    """A random batch shaped like a fleet's states, with the fleet's params, road and context."""
+
+    def __init__(self, fleet: Any) -> None:
+        self.states = _probe_states(fleet.states)
+        self.params = [fleet.params[0]] * _PROBE_VEHICLES
+        self.road = getattr(fleet, "road", None)
+        self.context = getattr(fleet, "context", None)
+
+
+@dataclass
+class _FleetColumn:
+    get: Callable[[Any], Any]
+    chunk: tuple[int, int] | None
+    view: np.ndarray  # (n_vehicles * objects per vehicle, elements)
+    fast: np.ndarray | None  # (n_vehicles, *one vehicle's value shape) over the same payloads
+    label: str
+    vectorized: bool
+
+
+class FleetStateBlock:
+    """Every state value of every member of a fleet, as one prepared block of the writer.
+
+    Class by class and attribute by attribute, one column holds that attribute of every
+    member's objects (vehicle-major, then wheel), so a frame costs one accessor call on the
+    batch and one array assignment per (class, attribute), whatever the fleet's size. The
+    schema's accessors are written for one vehicle over trailing axes; each one is checked once,
+    on a random batch, to give every member's value when handed the batch (vehicle axis first).
+    One that does not (:attr:`per_vehicle`) is evaluated member by member — correct, but one
+    call per vehicle.
+    """
+
+    def __init__(self, writer: Any, context: int, fleet: Any, graphs: Sequence[VehicleGraph],
+                 handles: SchemaHandles) -> None:
+        self._batch = _FleetBatch(fleet)
+        self._members = [_FleetMember(fleet, i) for i in range(len(graphs))]
+        n = len(graphs)
+        probe = _Probe(fleet)
+        columns: list[PreparedColumn] = []
+        specs: list[tuple[ClassDecl, AttrDecl]] = []
+        self._classes: list[tuple[ClassDecl, list[_FleetColumn]]] = []
+        for group in graphs[0]:
+            if not group.owner or group.decl.role != Role.STATE:
+                continue
+            if group.decl.scope == Scope.ITEMS:
                 raise PvdGraphError(
-                    f"{group.decl.name}: the vehicle's source became None after the recording started; "
-                    "the PVD object graph is fixed at the first frame")
-            for slot, value in zip(slots, self._values(src, slots), strict=True):
-                try:
-                    if slot.fast is not None:
-                        slot.fast[...] = value
-                    else:
-                        slot.view[...] = np.reshape(value, slot.view.shape)
-                except (ValueError, TypeError) as exc:
-                    raise PvdGraphError(f"{slot.label}: expected {slot.view.shape[0]} x {slot.view.shape[1]} "
-                                        f"values, got shape {np.shape(value)}: {exc}") from None
+                    f"{group.decl.name}: per-item state classes cannot be recorded for a fleet")
+            objects = np.concatenate([g.get(group.decl.name)[0].handles for g in graphs])
+            for decl, a in _state_attrs(group):
+                columns.append(PreparedColumn(objects, handles.attr(decl, a.name), a.elements))
+                specs.append((group.decl, a))
+        self.block: PreparedAttributes = writer.prepare_attributes(context, columns)
+        self.per_vehicle: list[str] = []
+        current: ClassDecl | None = None
+        for c, (cdecl, a) in enumerate(specs):
+            if cdecl is not current:
+                current = cdecl
+                self._classes.append((cdecl, []))
+            get = _attr_get(a)
+            label = f"{cdecl.name}.{a.name}"
+            assert cdecl.source is not None
+            vectorized = _vectorizes(get, cdecl.source, probe, a.chunk, a.dtype.numpy_dtype)
+            if not vectorized:
+                self.per_vehicle.append(label)
+            one = np.asarray(get(cdecl.source(self._members[0])))
+            if a.chunk is not None:
+                one = one[..., a.chunk[0]:a.chunk[1]]
+            column = _FleetColumn(get, a.chunk, self.block.views[c], None, label, vectorized)
+            column.fast = _shaped_view(self.block, c, (n,) + one.shape)
+            self._classes[-1][1].append(column)
+
+    @property
+    def buffer(self) -> memoryview:
+        """The frame's encoded commands (as last filled)."""
+        return self.block.buffer
+
+    @property
+    def nb_commands(self) -> int:
+        """SET_ATTRIBUTE commands per frame."""
+        return self.block.nb_commands
+
+    def fill(self) -> None:
+        """Read every state of every member from the batch into the block."""
+        for decl, columns in self._classes:
+            assert decl.source is not None
+            src = decl.source(self._batch)
+            if src is None:
+                raise _source_gone(decl)
+            for column, value in zip(columns, _values(src, columns), strict=True):
+                if column.vectorized:
+                    _assign(column, value)
+                else:
+                    self._fill_per_vehicle(decl, column)
+
+    def _fill_per_vehicle(self, decl: ClassDecl, column: _FleetColumn) -> None:
+        assert decl.source is not None
+        k = column.view.shape[0] // len(self._members)
+        for i, member in enumerate(self._members):
+            value = np.asarray(column.get(decl.source(member)))
+            if column.chunk is not None:
+                value = value[..., column.chunk[0]:column.chunk[1]]
+            try:
+                column.view[i * k:(i + 1) * k] = np.reshape(value, (k, column.view.shape[1]))
+            except (ValueError, TypeError) as exc:
+                raise PvdGraphError(f"{column.label}: expected {k} x {column.view.shape[1]} values per "
+                                    f"vehicle, got shape {np.shape(value)}: {exc}") from None
+
+    def write(self, writer: Any) -> None:
+        """Write the block's commands (with the values of the last :meth:`fill`)."""
+        writer.write_prepared(self.block)
+
+
+class _FleetParams:
+    """Each member's params groups, written on the first frame and when that member's params
+    object changes (params are immutable), plus the groups the fleet shares (road, context),
+    checked every frame. Unchanged params cost one identity test per frame for the fleet."""
+
+    def __init__(self, fleet: Any, per_vehicle: list[list[_ParamWriter]], shared: list[_ParamWriter]) -> None:
+        self._fleet = fleet
+        self._per_vehicle = per_vehicle
+        self._shared = shared
+        self._last: tuple[Any, ...] | None = None
+
+    def write(self, writer: Any, context: int) -> None:
+        params = self._fleet.params
+        if params is not self._last:
+            last = self._last
+            for i, writers in enumerate(self._per_vehicle):
+                if last is None or i >= len(last) or params[i] is not last[i]:
+                    for w in writers:
+                        w.write(writer, context)
+            self._last = params
+        for w in self._shared:
+            w.write(writer, context)
+
+
+def _fleet_names(fleet: Any, n: int) -> list[str]:
+    names = getattr(fleet, "names", None)
+    if names is None:
+        return [f"vehicle_{i:03d}" for i in range(n)]
+    names = [str(x) for x in names]
+    if len(names) != n or len(set(names)) != n:
+        raise PvdGraphError(f"fleet.names must be {n} distinct names, got {len(names)} "
+                            f"({len(set(names))} distinct)")
+    return names
 
 
 # --------------------------------------------------------------------------------------------
@@ -247,6 +527,13 @@ class _VehicleRecord:
     graph: VehicleGraph
     params: list[_ParamWriter]
     states: StateBlock
+
+
+@dataclass
+class _FleetRecord:
+    graphs: list[VehicleGraph]
+    params: _FleetParams
+    states: FleetStateBlock
 
 
 class PvdRecorder:
@@ -276,6 +563,7 @@ class PvdRecorder:
         self._alloc = HandleAllocator()
         self._shared: dict[tuple[str, int], ObjectGroup] = {}
         self._vehicles: dict[int, _VehicleRecord] = {}
+        self._fleets: dict[int, _FleetRecord] = {}
         self._simulation: ObjectGroup | None = None
         self._simulation_block: StateBlock | None = None
         self._frame_open = False
@@ -286,15 +574,42 @@ class PvdRecorder:
 
     # ------------------------------------------------------------------------------ vehicles
 
-    def attach(self, vehicle: Any, name: str = "pvd") -> PvdComponent:
-        """Append a PVD component to ``vehicle``'s component sequence (last) and return it."""
+    def attach(self, vehicle: Any, name: str = "pvd") -> PvdComponent | FleetPvdComponent:
+        """Append a PVD component to ``vehicle``'s component sequence (last) and return it.
+
+        A fleet (anything whose ``states`` are a :class:`~simcore.fleet.states.FleetStates`)
+        is recorded as :meth:`attach_fleet` records it."""
+        from simcore.fleet.states import FleetStates
         from simcore.pvd.components import PvdComponent
 
+        if isinstance(getattr(vehicle, "states", None), FleetStates):
+            return self.attach_fleet(vehicle, name)
         component = PvdComponent(vehicle, self)
         sequence = getattr(vehicle, "sequence", None)
         if sequence is None:
             raise PvdGraphError(
                 "PvdRecorder.attach: the vehicle has no component sequence (vehicle.sequence)")
+        sequence.add(component, name)
+        return component
+
+    def attach_fleet(self, fleet: Any, name: str = "pvd") -> FleetPvdComponent:
+        """Record every member of ``fleet`` (a :class:`~simcore.fleet.fleet.Fleet`) each step:
+        append a PVD component to the fleet's sequence (last) and return it.
+
+        Each step is one frame holding one Vehicle2 object graph per member — its ``Vehicle``
+        object named ``fleet.names[i]`` (default ``vehicle_000`` …) —, each member's params when
+        ``fleet.params[i]`` changes, and every state of every member, written as one array
+        assignment per (class, attribute) for the whole fleet (:class:`FleetStateBlock`).
+        The fleet needs ``params`` (one per member), ``states`` (a ``FleetStates``), ``sequence``
+        and, optionally, ``names``, ``road``, ``context`` and ``time``.
+        """
+        from simcore.pvd.components import FleetPvdComponent
+
+        sequence = getattr(fleet, "sequence", None)
+        if sequence is None:
+            raise PvdGraphError(
+                "PvdRecorder.attach_fleet: the fleet has no component sequence (fleet.sequence)")
+        component = FleetPvdComponent(fleet, self)
         sequence.add(component, name)
         return component
 
@@ -335,7 +650,7 @@ class PvdRecorder:
         if self._frame_started:
             assert self._simulation_block is not None
             self._simulation_block.fill()
-            self._emit(self._simulation_block.buffer)
+            self._simulation_block.write(self.writer)
             self.writer.stop_frame(self.context, self._timestamp)
         self._frame_open = False
         self._frame_started = False
@@ -377,14 +692,7 @@ class PvdRecorder:
         group = ObjectGroup(decl, self._alloc.take(1), (decl.object_name,), lambda: self)
         self.writer.create_object(self.context, handles.cls(decl), int(group.handles[0]), decl.object_name)
         self._simulation = group
-        self._simulation_block = StateBlock(self.context, [group], handles)
-
-    def _emit(self, data: bytearray) -> None:
-        # The block holds complete commands encoded as the writer encodes them; the writer has
-        # already written the stream header (registration precedes any frame data).
-        self.writer.stream.write(data)
-        if hasattr(self.writer, "bytes_written"):
-            self.writer.bytes_written += len(data)
+        self._simulation_block = StateBlock(self.writer, self.context, [group], handles)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -406,10 +714,53 @@ class PvdRecorder:
             for p in rec.params:
                 p.write(self.writer, self.context)
             rec.states.fill()
-            self._emit(rec.states.buffer)
+            rec.states.write(self.writer)
         finally:
             if own_frame:
                 self.end_frame()
+
+    def record_fleet(self, component: FleetPvdComponent, dt: float) -> None:
+        """Record every member of ``component``'s fleet at the end of a step of ``dt`` (called by
+        the component)."""
+        self._check_open()
+        own_frame = not self._frame_open
+        if own_frame:
+            self.begin_frame(component.time)
+        try:
+            self._start(component.time, dt)
+            rec = self._fleets.get(id(component))
+            if rec is None:
+                rec = self._fleets[id(component)] = self._add_fleet(component.fleet)
+            rec.params.write(self.writer, self.context)
+            rec.states.fill()
+            rec.states.write(self.writer)
+        finally:
+            if own_frame:
+                self.end_frame()
+
+    def _add_fleet(self, fleet: Any) -> _FleetRecord:
+        handles = self.handles
+        n = len(fleet.params)
+        names = _fleet_names(fleet, n)
+        graphs: list[VehicleGraph] = []
+        per_vehicle: list[list[_ParamWriter]] = []
+        shared: list[_ParamWriter] = []
+        for i in range(n):
+            known = set(self._shared)
+            graph = build_vehicle_graph(self.schema, _FleetMember(fleet, i), self._alloc, self._shared)
+            for root in graph.get("Vehicle"):
+                root.names = (names[i],)
+            create_graph(self.writer, self.context, handles, graph)
+            self._link_simulation(handles, graph, known)
+            mine: list[_ParamWriter] = []
+            for g in graph:
+                if g.owner and g.decl.role == Role.PARAMS:
+                    (shared if g.decl.shared else mine).append(_ParamWriter(g, handles))
+            per_vehicle.append(mine)
+            graphs.append(graph)
+        params = _FleetParams(fleet, per_vehicle, shared)
+        states = FleetStateBlock(self.writer, self.context, fleet, graphs, handles)
+        return _FleetRecord(graphs, params, states)
 
     def _add_vehicle(self, vehicle: Any) -> _VehicleRecord:
         handles = self.handles
@@ -419,7 +770,7 @@ class PvdRecorder:
         self._link_simulation(handles, graph, known)
         params = [_ParamWriter(g, handles) for g in graph if g.owner and g.decl.role == Role.PARAMS]
         states = [g for g in graph if g.owner and g.decl.role == Role.STATE]
-        return _VehicleRecord(graph, params, StateBlock(self.context, states, handles))
+        return _VehicleRecord(graph, params, StateBlock(self.writer, self.context, states, handles))
 
     def _link_simulation(self, handles: SchemaHandles, graph: VehicleGraph, known: set) -> None:
         assert self._simulation is not None
@@ -441,6 +792,15 @@ class PvdRecorder:
         if rec is None:
             raise PvdGraphError("this vehicle has not been recorded yet (its first step creates its objects)")
         return rec.graph
+
+    def fleet_record(self, component: FleetPvdComponent) -> tuple[list[VehicleGraph], FleetStateBlock]:
+        """The object graphs (one per member) and the state block recorded for ``component``'s
+        fleet (after its first frame); ``block.per_vehicle`` lists the accessors evaluated per
+        member because they do not vectorize."""
+        rec = self._fleets.get(id(component))
+        if rec is None:
+            raise PvdGraphError("this fleet has not been recorded yet (its first step creates its objects)")
+        return rec.graphs, rec.states
 
     # ------------------------------------------------------------------------------- closing
 

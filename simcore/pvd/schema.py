@@ -18,7 +18,10 @@ recordings read simcore recordings the same way.
 Accessors take the *source* of a PVD object — the simcore params or state object it mirrors,
 found by :attr:`ClassDecl.source` from the :class:`~simcore.vehicle.Vehicle` — and return plain
 numbers or arrays. Per-wheel classes (``scope=WHEEL``) read struct-of-arrays sources and return
-arrays with a leading wheel axis, so one accessor call serves every wheel.
+arrays with a leading wheel axis, so one accessor call serves every wheel. State accessors index
+from the end (``forces[..., 0, :]``, not ``forces[:, 0]``) so that, handed a fleet's batch
+(:mod:`simcore.fleet.states`, a leading vehicle axis), they return every vehicle's values in one
+call; the fleet recorder checks this per accessor and falls back to one call per vehicle.
 """
 
 from __future__ import annotations
@@ -212,10 +215,13 @@ def chunked(names: Sequence[str], get: Getter) -> tuple[AttrDecl, ...]:
 
 
 def pad_wheels(values: Any, fill: float) -> np.ndarray:
-    """A per-wheel array (n,) padded to :data:`MAX_NB_WHEELS` with ``fill`` (PhysX's layout)."""
-    a = np.asarray(values, dtype=np.float64).reshape(-1)
-    out = np.full(MAX_NB_WHEELS, fill)
-    out[: a.shape[0]] = a
+    """A per-wheel array (n,) padded to :data:`MAX_NB_WHEELS` with ``fill`` (PhysX's layout).
+
+    Leading axes are kept (``(vehicles, n)`` → ``(vehicles, 20)``), so a fleet's batch is padded
+    in one call."""
+    a = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    out = np.full(a.shape[:-1] + (MAX_NB_WHEELS,), fill)
+    out[..., : a.shape[-1]] = a
     return out
 
 
@@ -233,11 +239,14 @@ def _lookup_table(table: Any) -> np.ndarray:
 
 
 def _brakes(commands: Any) -> np.ndarray:
-    """``brakes[2]`` with unused brake slots (beyond ``nb_brakes``) at PX_MAX_F32, as PhysX writes."""
-    out = np.full(2, PX_MAX_F32)
-    nb = int(getattr(commands, "nb_brakes", 2))
-    out[:nb] = np.asarray(commands.brakes, dtype=np.float64)[:nb]
-    return out
+    """``brakes[2]`` with unused brake slots (beyond ``nb_brakes``) at PX_MAX_F32, as PhysX writes
+    (leading axes kept: a fleet's ``(vehicles, 2)`` in one call)."""
+    brakes = np.asarray(commands.brakes, dtype=np.float64)
+    nb = np.asarray(getattr(commands, "nb_brakes", 2))
+    used = np.arange(2) < np.minimum(nb, brakes.shape[-1])[..., None]
+    out = np.full(brakes.shape[:-1] + (2,), PX_MAX_F32)
+    out[..., : brakes.shape[-1]] = brakes[..., :2]
+    return np.where(used, out, PX_MAX_F32)
 
 
 def _padded_fixed(values: Any, length: int, fill: float) -> np.ndarray:
@@ -509,27 +518,28 @@ TIRE_PARAMS = ClassDecl(
 )
 TIRE_DIRECTION_STATE = ClassDecl(
     "TireDirectionState",
-    (f32("lngDir", lambda s: s.directions[:, 0], 3), f32("latDir", lambda s: s.directions[:, 1], 3)),
+    (f32("lngDir", lambda s: s.directions[..., 0, :], 3),
+     f32("latDir", lambda s: s.directions[..., 1, :], 3)),
     Role.STATE, Scope.WHEEL, _states("tire_direction"), "TireDirectionState{i}",
 )
 TIRE_SPEED_STATE = ClassDecl(
     "TireSpeedState",
-    (f32("lngSpeed", lambda s: s.speed_states[:, 0]), f32("latSpeed", lambda s: s.speed_states[:, 1])),
+    (f32("lngSpeed", lambda s: s.speed_states[..., 0]), f32("latSpeed", lambda s: s.speed_states[..., 1])),
     Role.STATE, Scope.WHEEL, _states("tire_speed"), "TireSpeedState{i}",
 )
 TIRE_SLIP_STATE = ClassDecl(
     "TireSlipState",
-    (f32("lngSlip", lambda s: s.slips[:, 0]), f32("latSlip", lambda s: s.slips[:, 1])),
+    (f32("lngSlip", lambda s: s.slips[..., 0]), f32("latSlip", lambda s: s.slips[..., 1])),
     Role.STATE, Scope.WHEEL, _states("tire_slip"), "TireSlipState{i}",
 )
 _STICKY_TIRE_BOOL = _bool_enum("StickyTireBool")
 TIRE_STICKY_STATE = ClassDecl(
     "TireStickyState",
     (
-        f32("lngStickyTimer", lambda s: s.low_speed_time[:, 0]),
-        flags("lngStickyStatus", _STICKY_TIRE_BOOL, lambda s: s.active_status[:, 0]),
-        f32("latStickyTimer", lambda s: s.low_speed_time[:, 1]),
-        flags("latStickyStatus", _STICKY_TIRE_BOOL, lambda s: s.active_status[:, 1]),
+        f32("lngStickyTimer", lambda s: s.low_speed_time[..., 0]),
+        flags("lngStickyStatus", _STICKY_TIRE_BOOL, lambda s: s.active_status[..., 0]),
+        f32("latStickyTimer", lambda s: s.low_speed_time[..., 1]),
+        flags("latStickyStatus", _STICKY_TIRE_BOOL, lambda s: s.active_status[..., 1]),
     ),
     Role.STATE, Scope.WHEEL, _states("tire_sticky"), "TireStickyState{i}",
 )
@@ -544,10 +554,10 @@ TIRE_CAMBER_STATE = ClassDecl(
 TIRE_FORCE = ClassDecl(
     "TireForce",
     (
-        f32("lngForce", lambda s: s.forces[:, 0], 3),
-        f32("lngTorque", lambda s: s.torques[:, 0], 3),
-        f32("latForce", lambda s: s.forces[:, 1], 3),
-        f32("latTorque", lambda s: s.torques[:, 1], 3),
+        f32("lngForce", lambda s: s.forces[..., 0, :], 3),
+        f32("lngTorque", lambda s: s.torques[..., 0, :], 3),
+        f32("latForce", lambda s: s.forces[..., 1, :], 3),
+        f32("latTorque", lambda s: s.torques[..., 1, :], 3),
         # PhysX registers 3 elements for both and writes one float each.
         f32("aligningMoment", "aligning_moment", 3, wire_count=1),
         f32("wheelTorque", "wheel_torque", 3, wire_count=1),
@@ -832,14 +842,14 @@ _PHYSX_CONSTRAINT_BOOL = _bool_enum("PhysXConstraintStateBool")
 PHYSX_CONSTRAINT_STATE = ClassDecl(
     "PhysXConstraintState",
     (
-        flags("tireLongitudinalActiveStatus", _PHYSX_CONSTRAINT_BOOL, lambda s: s.tire_active_status[:, 0]),
-        f32("tireLongitudinalLinear", lambda s: s.tire_linears[:, 0], 3),
-        f32("tireLongitudinalAngular", lambda s: s.tire_angulars[:, 0], 3),
-        f32("tireLongitudinalDamping", lambda s: s.tire_damping[:, 0]),
-        flags("tireLateralActiveStatus", _PHYSX_CONSTRAINT_BOOL, lambda s: s.tire_active_status[:, 1]),
-        f32("tireLateralLinear", lambda s: s.tire_linears[:, 1], 3),
-        f32("tireLateralAngular", lambda s: s.tire_angulars[:, 1], 3),
-        f32("tireLateralDamping", lambda s: s.tire_damping[:, 1]),
+        flags("tireLongitudinalActiveStatus", _PHYSX_CONSTRAINT_BOOL, lambda s: s.tire_active_status[..., 0]),
+        f32("tireLongitudinalLinear", lambda s: s.tire_linears[..., 0, :], 3),
+        f32("tireLongitudinalAngular", lambda s: s.tire_angulars[..., 0, :], 3),
+        f32("tireLongitudinalDamping", lambda s: s.tire_damping[..., 0]),
+        flags("tireLateralActiveStatus", _PHYSX_CONSTRAINT_BOOL, lambda s: s.tire_active_status[..., 1]),
+        f32("tireLateralLinear", lambda s: s.tire_linears[..., 1, :], 3),
+        f32("tireLateralAngular", lambda s: s.tire_angulars[..., 1, :], 3),
+        f32("tireLateralDamping", lambda s: s.tire_damping[..., 1]),
         flags("suspActiveStatus", _PHYSX_CONSTRAINT_BOOL, "susp_active_status"),
         f32("suspLinear", "susp_linear", 3),
         f32("suspAngular", "susp_angular", 3),
