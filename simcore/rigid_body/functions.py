@@ -77,8 +77,21 @@ def _k_integrate_pose(dt, pos, quat, lin, ang):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def _k_integrate_velocities(mass, inv_moi, susp_f, susp_t, tire_f, tire_t, extra_torque, gravity,
                             ext_f, ext_t, quat, lin, ang, dt, inv_inertia_out):  # pragma: no cover - compiled
-    force = np.zeros(3)
-    torque = np.zeros(3)
+    _k_integrate_velocities_into(mass, inv_moi, susp_f, susp_t, tire_f, tire_t, extra_torque, gravity,
+                                 ext_f, ext_t, quat, lin, ang, dt, np.empty(3), np.empty(3), np.empty((3, 3)),
+                                 inv_inertia_out)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _k_integrate_velocities_into(mass, inv_moi, susp_f, susp_t, tire_f, tire_t, extra_torque, gravity,
+                                 ext_f, ext_t, quat, lin, ang, dt, force, torque, r,
+                                 inv_inertia_out):  # pragma: no cover - compiled
+    """Loads -> velocities of one body; ``force``, ``torque`` (3,) and ``r`` (3, 3) are scratch, so the
+    batched kernel (:mod:`simcore.rigid_body.batch`) runs the same arithmetic without allocating
+    (inlined: a call per vehicle would cost more than the arithmetic)."""
+    for k in range(3):
+        force[k] = 0.0
+        torque[k] = 0.0
     for i in range(susp_f.shape[0]):
         for k in range(3):
             force[k] += susp_f[i, k] + tire_f[i, 0, k] + tire_f[i, 1, k]
@@ -87,7 +100,6 @@ def _k_integrate_velocities(mass, inv_moi, susp_f, susp_t, tire_f, tire_t, extra
         force[k] += gravity[k] * mass + ext_f[k]
         torque[k] += ext_t[k] + extra_torque[k]
     x, y, z, w = quat[0], quat[1], quat[2], quat[3]
-    r = np.empty((3, 3))
     r[0, 0] = 1 - 2 * (y * y + z * z)
     r[0, 1] = 2 * (x * y - w * z)
     r[0, 2] = 2 * (x * z + w * y)
