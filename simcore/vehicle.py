@@ -268,6 +268,8 @@ class VehicleStates:
     autobox: Any = None
     differential: Any = None
     clutch_slip: Any = None
+    #: Working data of the engine drive's differential (rebuilt every update; not recorded).
+    wheel_constraint_group: Any = None
 
     @classmethod
     def for_params(cls, params: VehicleParams) -> VehicleStates:
@@ -344,13 +346,16 @@ class DrivetrainPlugin:
     ``make_states(params) -> {state name: state}`` adds its states (names from
     :class:`VehicleStates`); ``make_components(vehicle) -> (command_response, actuation,
     drivetrain)`` gives the three components the default sequence places as in Vehicle2's snippets;
-    ``validate(params)`` (optional) checks the drivetrain's params, raising ``ValueError``.
+    ``validate(params)`` (optional) checks the drivetrain's params, raising ``ValueError``;
+    ``make_batch_components(fleet)`` (optional) gives the same three as batch components over a
+    :class:`~simcore.fleet.Fleet` (without it a fleet runs ``make_components`` member by member).
     """
 
     name: str
     make_states: Callable[[VehicleParams], dict[str, Any]]
     make_components: Callable[[Vehicle], tuple[Component, Component, Component]]
     validate: Callable[[VehicleParams], None] | None = None
+    make_batch_components: Callable[[Any], tuple[Component, Component, Component]] | None = None
 
 
 _DRIVETRAINS: dict[str, DrivetrainPlugin] = {}
@@ -395,7 +400,19 @@ register_drivetrain(DrivetrainPlugin(
     },
     make_components=lambda v: (DirectDriveCommandResponseComponent(v), DirectDriveActuationStateComponent(v),
                                DirectDrivetrainComponent(v)),
+    make_batch_components=lambda fleet: _direct_batch_components(fleet),
 ))
+
+
+def _direct_batch_components(fleet: Any) -> tuple[Component, Component, Component]:
+    from simcore.drivetrain.direct_batch import (
+        DirectDriveActuationBatchComponent,
+        DirectDriveCommandResponseBatchComponent,
+        DirectDrivetrainBatchComponent,
+    )
+
+    return (DirectDriveCommandResponseBatchComponent(fleet), DirectDriveActuationBatchComponent(fleet),
+            DirectDrivetrainBatchComponent(fleet))
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,14 +610,40 @@ class Vehicle:
         self.context = context if context is not None else default_context(params.frame, params.scale)
         self._check_context(self.context)
         self.road: RoadGeometry = road if road is not None else PlaneRoad.ground(params.frame)
-        self.states = VehicleStates.for_params(params) if states is None else _adopt(states, params)
+        if states is None:
+            # A vehicle of its own is a fleet of one: the same compiled kernels step it as step a
+            # fleet of thousands, and its states are views of that batch's row.
+            from simcore.fleet.fleet import Fleet
+
+            self._fleet: Any = Fleet([params], self.road, self.context, nb_substeps, validated=True)
+            self._states = self._fleet.member_states(0)
+            default_sequence = self._fleet.sequence
+        else:
+            # A fleet member (or states the caller owns): the per-vehicle components run it.
+            self._fleet = None
+            self._states = _adopt(states, params)
+            default_sequence = None
         self.commands = VehicleCommands(self)
-        self.sequence = sequence if sequence is not None else build_default_sequence(self, nb_substeps)
+        if sequence is not None:
+            self.sequence = sequence
+        else:
+            self.sequence = default_sequence or build_default_sequence(self, nb_substeps)
         self.time = 0.0
         #: Steps since construction or the last :meth:`place_on_road` (numbers divergence errors).
         self.steps = 0
         #: Check the states after every step (:func:`simcore.limits.check_vehicle_states`).
         self.check_divergence = True
+
+    def reference_sequence(self) -> ComponentSequence:
+        """The default sequence built from the per-vehicle components over this vehicle's states:
+        the plain-numpy reference the compiled kernels are tested against (slow; built once).
+
+        ``vehicle.reference_sequence().get("tire").update(dt, vehicle.context)`` runs the
+        reference tire on the vehicle's current states, in place."""
+        if getattr(self, "_reference", None) is None:
+            self._reference = build_default_sequence(self, self.sequence.get_substeps(1)
+                                                     if self.sequence.nb_groups > 1 else DEFAULT_NB_SUBSTEPS)
+        return self._reference
 
     def _check_context(self, context: SimulationContext) -> None:
         p = self._params
@@ -620,7 +663,28 @@ class Vehicle:
         value.validate()
         if value.nb_wheels != self._params.nb_wheels or value.drivetrain != self._params.drivetrain:
             raise ValueError("Vehicle.params: the new params must keep the wheel count and drivetrain kind")
+        if self._fleet is not None:
+            self._fleet.set_params(0, value)
         self._params = value
+
+    @property
+    def states(self) -> VehicleStates:
+        """Every state of the vehicle (arrays updated in place by the components).
+
+        Assigning a whole :class:`VehicleStates` (e.g. a snapshot from ``states.copy()``) copies
+        its values in, so the components keep working on the same memory."""
+        return self._states
+
+    @states.setter
+    def states(self, value: VehicleStates) -> None:
+        if self._fleet is None:
+            self._states = _adopt(value, self._params)
+            return
+        _adopt(value, self._params)
+        for name, state in value.items():
+            target = getattr(self._states, name)
+            for f in fields(state):
+                setattr(target, f.name, getattr(state, f.name))
 
     @property
     def nb_wheels(self) -> int:

@@ -1,57 +1,50 @@
 """Which batch component runs each entry of a fleet's sequence.
 
-Every built-in part has a batch component (one compiled kernel over the fleet). A part without
-one — a user's drivetrain plug-in — runs its per-vehicle component on each member in turn
-(:class:`~simcore.fleet.fleet.MemberSteps`): correct, but at the per-vehicle cost.
+Every built-in part has a batch component (one compiled kernel over the fleet). A drivetrain
+plug-in without ``make_batch_components`` (a user's own) runs its per-vehicle components on each
+member in turn (:class:`~simcore.fleet.fleet.MemberSteps`): correct, at the per-vehicle cost.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from simcore.component import Component
-from simcore.drivetrain.direct_drive import (
-    DirectDriveActuationStateComponent,
-    DirectDriveCommandResponseComponent,
-    DirectDrivetrainComponent,
+from simcore.rigid_body.batch import (
+    RigidBodyBatchComponent,
+    RigidBodyBeginBatchComponent,
+    VehicleConstraintBatchComponent,
 )
-from simcore.rigid_body.components import (
-    RigidBodyBeginComponent,
-    RigidBodyComponent,
-    VehicleConstraintComponent,
-)
-from simcore.road.components import RoadGeometryQueryComponent
-from simcore.suspension.components import SuspensionComponent
-from simcore.tire.components import TireComponent
+from simcore.road.batch import RoadGeometryBatchComponent
+from simcore.suspension.batch import SuspensionBatchComponent
+from simcore.tire.batch import TireBatchComponent
 from simcore.vehicle import drivetrain_plugin
-from simcore.wheel.components import WheelComponent
+from simcore.wheel.batch import WheelBatchComponent
 
 if TYPE_CHECKING:
     from simcore.fleet.fleet import Fleet
+
+#: The drivetrain plug-in's three entries, in the order its factories return them.
+DRIVETRAIN_ENTRIES = ("command_response", "actuation", "drivetrain")
 
 
 def batch_components(fleet: Fleet) -> dict[str, Component]:
     """Name -> component for the default sequence of ``fleet``."""
     from simcore.fleet.fleet import MemberSteps
 
-    def members(make: Any) -> Component:
-        return MemberSteps(fleet, make)
-
-    plugin = drivetrain_plugin(fleet.drivetrain)
-    per_vehicle: dict[str, Any] = {
-        "rigid_body_begin": RigidBodyBeginComponent,
-        "road_geometry": RoadGeometryQueryComponent,
-        "suspension": SuspensionComponent,
-        "tire": TireComponent,
-        "constraints": VehicleConstraintComponent,
-        "rigid_body": RigidBodyComponent,
-        "wheel": WheelComponent,
+    parts: dict[str, Component] = {
+        "rigid_body_begin": RigidBodyBeginBatchComponent(fleet),
+        "road_geometry": RoadGeometryBatchComponent(fleet),
+        "suspension": SuspensionBatchComponent(fleet),
+        "tire": TireBatchComponent(fleet),
+        "constraints": VehicleConstraintBatchComponent(fleet),
+        "rigid_body": RigidBodyBatchComponent(fleet),
+        "wheel": WheelBatchComponent(fleet),
     }
-    if fleet.drivetrain == "direct":
-        per_vehicle |= {"command_response": DirectDriveCommandResponseComponent,
-                        "actuation": DirectDriveActuationStateComponent,
-                        "drivetrain": DirectDrivetrainComponent}
+    plugin = drivetrain_plugin(fleet.drivetrain)
+    if plugin.make_batch_components is not None:
+        parts |= dict(zip(DRIVETRAIN_ENTRIES, plugin.make_batch_components(fleet), strict=True))
     else:
-        per_vehicle |= {name: (lambda v, k=k: plugin.make_components(v)[k])
-                        for k, name in enumerate(("command_response", "actuation", "drivetrain"))}
-    return {name: members(make) for name, make in per_vehicle.items()}
+        for k, name in enumerate(DRIVETRAIN_ENTRIES):
+            parts[name] = MemberSteps(fleet, lambda v, k=k: plugin.make_components(v)[k])
+    return parts

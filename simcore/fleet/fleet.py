@@ -41,13 +41,14 @@ from simcore.vehicle import (
 
 
 def topology(params: VehicleParams) -> tuple[Any, ...]:
-    """What vehicles in one batch must share: wheel count, axle layout, drivetrain kind and the
-    kinds of its parts (differential type, anti-roll bar count …). Values may differ freely."""
+    """What vehicles in one batch must share: wheel count, axle layout, drivetrain kind, the kinds
+    of its parts (differential type …), frame and length unit. Values may differ freely, and so
+    may the number of Ackermann entries and anti-roll bars (the kernels pad them)."""
     ax = params.axle_description
     kinds = tuple(type(getattr(params, name)).__name__
                   for name in ("engine", "gearbox", "autobox", "clutch", "differential"))
-    return (params.nb_wheels, tuple(len(a) for a in ax.axles), params.drivetrain, kinds,
-            len(params.ackermann), len(params.anti_roll_bars), params.frame, params.scale.scale)
+    return (params.nb_wheels, tuple(len(a) for a in ax.axles), params.drivetrain, kinds, params.frame,
+            params.scale.scale)
 
 
 def _describe_topology(key: tuple[Any, ...]) -> str:
@@ -76,6 +77,8 @@ class Fleet:
         context: SimulationContext | None = None,
         nb_substeps: int = DEFAULT_NB_SUBSTEPS,
         names: Sequence[str] | None = None,
+        *,
+        validated: bool = False,
     ) -> None:
         params = tuple(params)
         if not params:
@@ -83,7 +86,8 @@ class Fleet:
         for i, p in enumerate(params):
             if not isinstance(p, VehicleParams):
                 raise TypeError(f"Fleet: params[{i}] is a {type(p).__name__}, expected VehicleParams")
-            p.validate()
+            if not validated:  # a Vehicle has just validated its own
+                p.validate()
         keys = [topology(p) for p in params]
         for i, k in enumerate(keys):
             if k != keys[0]:
@@ -173,14 +177,17 @@ class Fleet:
         i = int(i) % len(self)
         v = self._members[i]
         if v is None or v.params is not self._params[i]:
-            states = VehicleStates(**{name: batch.member(i) for name, batch in self.states.items()})
             v = self._members[i] = Vehicle(self._params[i], self.road, self.context, self.nb_substeps,
-                                           states=states)
+                                           states=self.member_states(i))
         v.time, v.steps = self.time, self.steps
         return v
 
     def __iter__(self) -> Iterator[Vehicle]:
         return (self[i] for i in range(len(self)))
+
+    def member_states(self, i: int) -> VehicleStates:
+        """Vehicle ``i``'s :class:`~simcore.vehicle.VehicleStates`, every state a view of row ``i``."""
+        return VehicleStates(**{name: batch.member(i) for name, batch in self.states.items()})
 
     # --- placing and stepping -------------------------------------------------------------------
 

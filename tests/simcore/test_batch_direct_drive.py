@@ -143,7 +143,7 @@ def _check(vehicles: list[Vehicle], name: str, make: Callable, dt: float, fields
     batch = make(fleet)
     assert batch.update(dt, fleet.context) is True
     for v in vehicles:
-        assert v.sequence.get(name).update(dt, v.context)
+        assert v.reference_sequence().get(name).update(dt, v.context)
     assert_member_equal(fleet, vehicles, fields)
 
 
@@ -171,7 +171,7 @@ def test_brake_steer_response_batch(manoeuvred: list[Vehicle]) -> None:
     bs = BrakeSteerResponseBatch(fleet)
     bs.update(DT)
     for v in manoeuvred:
-        v.sequence.get("command_response").update(DT, v.context)
+        v.reference_sequence().get("command_response").update(DT, v.context)
     assert_member_equal(fleet, manoeuvred, COMMAND_FIELDS[:2])
     want = [v.states.rigid_body.longitudinal_speed(v.context.frame) for v in manoeuvred]
     np.testing.assert_array_equal(bs.speed, want)
@@ -205,7 +205,7 @@ def test_chained_updates_and_repack(manoeuvred: list[Vehicle]) -> None:
                 dt = SUB_DT if name == "drivetrain" else DT
                 comp.update(dt, fleet.context)
                 for v in manoeuvred:
-                    v.sequence.get(name).update(dt, v.context)
+                    v.reference_sequence().get(name).update(dt, v.context)
         assert_member_equal(fleet, manoeuvred, all_fields)
 
     for k in range(len(PHASES)):

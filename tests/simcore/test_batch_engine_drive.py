@@ -177,7 +177,7 @@ def _check_all(vs: list[Vehicle], stats: dict) -> None:
     cr = EngineDriveCommandResponseBatchComponent(fleet)
     assert cr.update(DT, fleet.context)
     for v in vs:
-        v.sequence.get("command_response").update(DT, v.context)
+        v.reference_sequence().get("command_response").update(DT, v.context)
     compare(("brake_command_response", "steer_command_response", "gearbox", "autobox",
              "clutch_command_response", "throttle_command_response"))
 
@@ -185,14 +185,14 @@ def _check_all(vs: list[Vehicle], stats: dict) -> None:
     act = EngineDriveActuationStateBatchComponent(fleet)
     assert diff.update(DT, fleet.context) and act.update(DT, fleet.context)
     for v in vs:
-        v.sequence.get("actuation").update(DT, v.context)
+        v.reference_sequence().get("actuation").update(DT, v.context)
     compare(("differential", "wheel_actuation"))
 
     sub_dt = DT / nb_substeps
     dtc = EngineDrivetrainBatchComponent(fleet, groups)
     assert dtc.update(sub_dt, fleet.context)
     for v in vs:
-        v.sequence.get("drivetrain").update(sub_dt, v.context)
+        v.reference_sequence().get("drivetrain").update(sub_dt, v.context)
     compare(("gearbox", "wheel_rigid_body_1d", "engine", "clutch_slip"))
     stats["checks"] += 1
     stats["shifting"] += int(np.sum(fleet.states.gearbox.current_gear != fleet.states.gearbox.target_gear))

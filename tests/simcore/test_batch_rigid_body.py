@@ -136,7 +136,7 @@ def _check_components(vehicles: list[Vehicle], where: str,
             rows = twin.states.constraints
             has_rows = bool(rows.tire_active_status.any() or rows.susp_active_status.any())
             solved = name == "rigid_body" and has_rows
-            assert twin.sequence.get(name).update(SUB_DT, twin.context)
+            assert twin.reference_sequence().get(name).update(SUB_DT, twin.context)
             _assert_member_equal(fleet.states, i, twin, solved, f"{where} {name}")
             if name == "rigid_body":
                 seen["sticky_rows"] += int(rows.tire_active_status.sum())
@@ -222,7 +222,7 @@ def test_forced_rows_in_every_mode() -> None:
             s.rigid_body.external_force[:] = rng.normal(size=3) * 500.0
             s.rigid_body.external_torque[:] = rng.normal(size=3) * 100.0
             # the rows of these states, for the rigid body's solve
-            t.sequence.get("constraints").update(SUB_DT, t.context)
+            t.reference_sequence().get("constraints").update(SUB_DT, t.context)
 
     for _ in range(3):
         seen = _check_components(vehicles, "forced", perturb)
@@ -267,7 +267,7 @@ def test_repack_follows_changed_params() -> None:
     component.repack()
     component.update(SUB_DT, twins[0].context)
     for i, t in enumerate(twins):
-        t.sequence.get("rigid_body").update(SUB_DT, t.context)
+        t.reference_sequence().get("rigid_body").update(SUB_DT, t.context)
         _assert_member_equal(fleet.states, i, t, True, "repacked")
 
 

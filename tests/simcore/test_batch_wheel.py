@@ -33,7 +33,7 @@ def test_wheel(manoeuvred: list[Vehicle], threshold: float | None) -> None:
     for _ in range(3):  # successive updates also exercise the angle wrap and the kept references
         assert batch.update(DT, ctx) is True
         for v in manoeuvred:
-            assert v.sequence.get("wheel").update(DT, ctx)
+            assert v.reference_sequence().get("wheel").update(DT, ctx)
         assert_member_equal(fleet, manoeuvred, WHEEL_FIELDS)
     s = fleet.states
     corrected = s.wheel_rigid_body_1d.corrected_rotation_speed
@@ -61,5 +61,5 @@ def test_repack_after_params_change(manoeuvred: list[Vehicle]) -> None:
     ctx = dataclasses.replace(fleet.context, threshold_forward_speed_for_wheel_angle_integration=30.0)
     batch.update(DT, ctx)
     for v in manoeuvred:
-        v.sequence.get("wheel").update(DT, ctx)
+        v.reference_sequence().get("wheel").update(DT, ctx)
     assert_member_equal(fleet, manoeuvred, WHEEL_FIELDS)

@@ -10,6 +10,10 @@ import pytest
 
 from simcore.component import Component
 from simcore.context import SimulationContext
+from simcore.drivetrain.engine_drive.batch import (
+    EngineDrivetrainBatchComponent,
+    FourWheelDriveDifferentialStateBatchComponent,
+)
 from simcore.drivetrain.engine_drive.components import (
     ComponentChain,
     EngineDrivetrainComponent,
@@ -49,8 +53,14 @@ def test_engine_car_loads_through_the_physx_loader() -> None:
     v = make_vehicle(p)
     names = v.sequence.names()
     assert names.index("command_response") < names.index("actuation") < names.index("drivetrain")
-    assert isinstance(v.sequence.get("drivetrain"), EngineDrivetrainComponent)
-    chain = v.sequence.get("actuation")
+    # the vehicle runs the compiled batch components; its reference sequence the per-vehicle ones
+    assert isinstance(v.sequence.get("drivetrain"), EngineDrivetrainBatchComponent)
+    assert isinstance(v.sequence.get("actuation").get("differential"),
+                      FourWheelDriveDifferentialStateBatchComponent)
+    reference = v.reference_sequence()
+    assert reference.names() == names[: len(reference.names())]
+    assert isinstance(reference.get("drivetrain"), EngineDrivetrainComponent)
+    chain = reference.get("actuation")
     assert isinstance(chain, ComponentChain)
     assert isinstance(chain.get("differential"), FourWheelDriveDifferentialStateComponent)
     assert v.states.gearbox.current_gear == p.gearbox.neutral_gear + 1

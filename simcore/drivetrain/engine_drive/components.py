@@ -319,6 +319,7 @@ def make_engine_drive_states(params: Any) -> dict[str, Any]:
         "autobox": AutoboxState(),
         "differential": DifferentialState.default(n),
         "clutch_slip": ClutchSlipState(),
+        "wheel_constraint_group": WheelConstraintGroupState.default(n),
     }
     return states
 
@@ -370,4 +371,11 @@ register_drivetrain(DrivetrainPlugin(
     make_states=make_engine_drive_states,
     make_components=make_engine_drive_components,
     validate=validate_engine_drive_params,
+    make_batch_components=lambda fleet: _engine_batch_components(fleet),
 ))
+
+
+def _engine_batch_components(fleet: Any) -> tuple[Component, Component, Component]:
+    from simcore.drivetrain.engine_drive.batch import engine_batch_components
+
+    return engine_batch_components(fleet)
