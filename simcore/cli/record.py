@@ -65,6 +65,12 @@ class RecordSummary:
     file_size: int
     wall_time: float
     simulated_time: float
+    vehicles: int = 1
+
+    @property
+    def us_per_vehicle_step(self) -> float:
+        """Wall time per vehicle per step, simulation and recording together (µs)."""
+        return 1e6 * self.wall_time / max(self.steps * self.vehicles, 1)
 
     @property
     def realtime_factor(self) -> float:
@@ -81,6 +87,8 @@ class RecordSummary:
             f"({self.file_size / max(self.frames, 1):.0f} B/frame)",
             f"  wall time:     {self.wall_time:.2f} s",
             f"  sim / wall:    {self.realtime_factor:.2f}x real time",
+            *([f"  vehicles:      {self.vehicles}"] if self.vehicles > 1 else []),
+            f"  cost:          {self.us_per_vehicle_step:.1f} µs per vehicle-step (simulation + recording)",
         ))
 
 
@@ -184,6 +192,9 @@ def record(
     out: str | os.PathLike | None = None,
     timestamps: str = "ns",
     progress: Callable[[int, int], None] | None = None,
+    vehicles: int = 1,
+    spacing: float = 4.0,
+    vary: str | None = None,
 ) -> RecordSummary:
     """Simulate ``vehicle`` through ``scenario`` and record every param and state.
 
@@ -193,6 +204,9 @@ def record(
     ``out``: ``.ovd`` or ``.h5`` path (default ``recordings/<vehicle>_<scenario>.h5``).
     ``timestamps``: frame timestamps in simulated nanoseconds (``"ns"``) or PhysX's frame
     counter (``"frame"``). ``progress(step, steps)`` is called after every step.
+    ``vehicles``: simulate that many copies side by side, ``spacing`` apart, as one
+    :class:`~simcore.fleet.Fleet` (``vehicle_000`` … in the recording); ``vary``
+    (``PARAM=LO:HI``) spreads one param linearly across them.
     """
     import math
 
@@ -213,7 +227,14 @@ def record(
     if substeps is not None and (isinstance(substeps, bool) or not isinstance(substeps, int | float)
                                  or not float(substeps).is_integer() or not 1 <= substeps <= MAX_SUBSTEPS):
         raise RecordError(f"--substeps must be an integer in 1..{MAX_SUBSTEPS}, got {substeps!r}")
+    if isinstance(vehicles, bool) or not isinstance(vehicles, int) or not 1 <= vehicles <= MAX_FLEET:
+        raise RecordError(f"--vehicles must be a whole number in 1..{MAX_FLEET}, got {vehicles!r}")
+    if not (isinstance(spacing, int | float) and math.isfinite(spacing) and spacing >= 0.0):
+        raise RecordError(f"--spacing must be a distance >= 0 (m), got {spacing!r}")
+    fleet_run = vehicles > 1 or vary is not None
     if _is_motorcycle(vehicle):
+        if fleet_run:
+            raise RecordError("--vehicles / --vary: the motorcycle model runs one vehicle at a time")
         return _record_motorcycle(vehicle, scenario, duration=duration, dt=dt, out=out,
                                   timestamps=timestamps, progress=progress)
     try:
@@ -222,6 +243,9 @@ def record(
         raise RecordError(str(exc)) from None
     params, label = load_vehicle_params(vehicle)
     nb_substeps = int(substeps) if substeps is not None else DEFAULT_NB_SUBSTEPS
+    if fleet_run:
+        return _record_fleet(params, label, sc, vehicles, spacing, vary, duration=duration, dt=dt,
+                             nb_substeps=nb_substeps, out=out, timestamps=timestamps, progress=progress)
     if hasattr(params, "make_vehicle"):
         # A Stingray description installs its driver-input stage (smoothing, steer limit); the
         # scenario places the car and selects the gear itself.
@@ -244,6 +268,64 @@ def record(
     wall = time.perf_counter() - start
     return RecordSummary(path, label, sc.name, steps, recorder.frames, recorder.nb_objects,
                          path.stat().st_size, wall, recorder.time)
+
+
+#: Most vehicles ``pvdkit record --vehicles`` simulates in one fleet.
+MAX_FLEET = 65536
+
+
+def _fleet_params(params: Any, label: str, n: int, vary: str | None) -> list[Any]:
+    """``n`` copies of ``params``, one param spread linearly from LO to HI if ``vary`` says so."""
+    import numpy as np
+
+    from simcore.limits import ParamsError
+    from simcore.param_paths import ParamPathError, parse_vary, with_param
+
+    if hasattr(params, "make_vehicle"):
+        raise RecordError(f"--vehicles / --vary: {label} is a Stingray vehicle with its own driver-input "
+                          "stage; fleets take presets and PhysX vehicle files")
+    if vary is None:
+        return [params] * n
+    try:
+        path, lo, hi = parse_vary(vary)
+        members = []
+        for k, value in enumerate(np.linspace(lo, hi, n)):
+            p = with_param(params, path, float(value))
+            try:
+                p.validate()
+            except (ParamsError, ValueError) as exc:
+                raise RecordError(f"--vary {vary}: vehicle {k} ({path} = {value:g}): {exc}") from None
+            members.append(p)
+    except ParamPathError as exc:
+        raise RecordError(str(exc)) from None
+    return members
+
+
+def _record_fleet(params: Any, label: str, sc: Any, n: int, spacing: float, vary: str | None, *,
+                  duration: float | None, dt: float, nb_substeps: int, out: str | os.PathLike | None,
+                  timestamps: str, progress: Callable[[int, int], None] | None) -> RecordSummary:
+    """``record`` for ``n`` vehicles stepped together as one :class:`~simcore.fleet.Fleet`."""
+    from simcore.fleet import Fleet
+    from simcore.pvd.recorder import PvdRecorder
+    from simcore.scenarios import ScenarioError
+
+    fleet = Fleet(_fleet_params(params, label, n, vary), nb_substeps=nb_substeps)
+    fleet.spacing = spacing
+    try:
+        sc.check(fleet[0])
+    except ScenarioError as exc:
+        raise RecordError(str(exc)) from None
+    path = _output_path(out, f"{label}_x{n}_{sc.name}")
+    total = max(1, int(round((sc.duration if duration is None else duration) / dt)))
+    writer = open_writer(path)
+    start = time.perf_counter()
+    with PvdRecorder(writer, timestamps=timestamps) as recorder, _marks_early_stop(writer):
+        recorder.attach_fleet(fleet)
+        steps = sc.run(fleet, dt, total * dt,
+                       after_step=(lambda i: progress(i + 1, total)) if progress is not None else None)
+    wall = time.perf_counter() - start
+    return RecordSummary(path, f"{n} x {label}", sc.name, steps, recorder.frames, recorder.nb_objects,
+                         path.stat().st_size, wall, recorder.time, vehicles=n)
 
 
 def vehicle_names() -> list[str]:
@@ -345,6 +427,12 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="output file ending in .ovd or .h5 (default: recordings/<vehicle>_<scenario>.h5)")
     p.add_argument("--timestamps", choices=("ns", "frame"), default="ns",
                    help="frame timestamps: simulated nanoseconds (default) or PhysX's frame counter")
+    p.add_argument("--vehicles", type=int, default=1, metavar="N",
+                   help="simulate N copies side by side as one batch (vehicle_000 … in the recording)")
+    p.add_argument("--spacing", type=float, default=4.0, metavar="M",
+                   help="lateral distance between the copies, metres (default 4)")
+    p.add_argument("--vary", default=None, metavar="PARAM=LO:HI",
+                   help="spread one param linearly across the copies, e.g. rigid_body.mass=1500:2500")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -367,7 +455,7 @@ def run(args: argparse.Namespace) -> int:
         with terminate_as_exception():
             summary = record(args.vehicle, args.scenario, duration=args.duration, dt=args.dt,
                              substeps=args.substeps, out=args.output, timestamps=args.timestamps,
-                             progress=bar)
+                             progress=bar, vehicles=args.vehicles, spacing=args.spacing, vary=args.vary)
     except (KeyboardInterrupt, Terminated) as exc:
         print(f"\nrecord: {interruption_reason(exc)}; the recording keeps every frame written before",
               file=sys.stderr)

@@ -1,0 +1,180 @@
+"""Microseconds per vehicle-step of a simcore Fleet, against the per-vehicle engine, in one run.
+
+The default sedan (direct drive, 3 substeps, dt = 1/60 s) on a flat plane, throttle 0.6 and a
+slow steer sine, N = 1, 16, 64, 256, 1024 vehicles side by side. For each N:
+
+* ``fleet``: ``Fleet.step`` (one compiled kernel per component over the batch), single-threaded;
+* ``per-vehicle``: the previous engine — N ``Vehicle`` objects stepped one after another through
+  their own component sequences — at N = 1 and 16 (it costs the same per vehicle at any N);
+* ``+h5`` / ``+ovd``: what recording every param and state of every vehicle each frame adds,
+  per vehicle-step, and the file's bytes per vehicle-step.
+
+Each figure is the best and the median of ``--repeats`` timed runs after a warm-up (compilation
+and caches excluded): the machine is shared and noisy, so compare within one run.
+
+    python3 bench/bench_batch.py [--sizes 1,16,64,256,1024] [--seconds 1.0] [--repeats 5] [--json]
+
+Targets (issue 13, this 2-core machine, one thread): N = 256 <= 6 us, N = 1024 <= 4 us per
+vehicle-step; one vehicle <= 60 us per step; .h5 recording at N = 256 adds <= 1x the
+simulation cost and <= 500 B per vehicle-step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from simcore.fleet.fleet import Fleet
+from simcore.presets import load_preset
+from simcore.vehicle import Vehicle
+
+DT = 1.0 / 60.0
+
+
+def _drive_fleet(fleet: Fleet, k: int) -> None:
+    fleet.commands.throttle[:] = 0.6
+    fleet.commands.steer[:] = 0.2 * np.sin(k * DT)
+
+
+def _timed(run: Callable[[int], None], steps: int, repeats: int) -> list[float]:
+    """Seconds per step of ``repeats`` runs of ``steps`` steps each."""
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        run(steps)
+        out.append((time.perf_counter() - t) / steps)
+    return out
+
+
+def _steps_for(seconds: float, per_step: float) -> int:
+    return max(3, int(seconds / max(per_step, 1e-9)))
+
+
+def bench_fleet(n: int, seconds: float, repeats: int) -> list[float]:
+    """Seconds per fleet step (``n`` vehicles)."""
+    fleet = Fleet.from_preset("sedan", n)
+    fleet.place_on_road()
+    counter = [0]
+
+    def run(steps: int) -> None:
+        for _ in range(steps):
+            _drive_fleet(fleet, counter[0])
+            fleet.step(DT)
+            counter[0] += 1
+
+    run(5)  # warm-up: kernels compiled / loaded from the cache
+    probe = _timed(run, 3, 1)[0]
+    return _timed(run, _steps_for(seconds, probe), repeats)
+
+
+def bench_per_vehicle(n: int, seconds: float, repeats: int) -> list[float]:
+    """Seconds per step of ``n`` separate Vehicles, the previous engine."""
+    params = load_preset("sedan")
+    cars = [Vehicle(params) for _ in range(n)]
+    for i, car in enumerate(cars):
+        car.place_on_road(lat=4.0 * i)
+    counter = [0]
+
+    def run(steps: int) -> None:
+        for _ in range(steps):
+            for car in cars:
+                car.commands.throttle = 0.6
+                car.commands.steer = 0.2 * float(np.sin(counter[0] * DT))
+                car.step(DT)
+            counter[0] += 1
+
+    run(3)
+    probe = _timed(run, 2, 1)[0]
+    return _timed(run, _steps_for(seconds, probe), repeats)
+
+
+def bench_recording(n: int, suffix: str, seconds: float, repeats: int) -> tuple[list[float], float]:
+    """Seconds per recorded fleet step and file bytes per vehicle-step, for ``.h5`` or ``.ovd``."""
+    from simcore.cli.record import open_writer
+    from simcore.pvd.recorder import PvdRecorder
+
+    per_step: list[float] = []
+    sizes: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeats + 1):  # the first run warms up
+            fleet = Fleet.from_preset("sedan", n)
+            fleet.place_on_road()
+            path = Path(tmp) / f"fleet{r}{suffix}"
+            recorder = PvdRecorder(open_writer(path))
+            recorder.attach_fleet(fleet)
+            steps = 5 if r == 0 else _steps_for(seconds, per_step[-1] if per_step else 0.01)
+            t = time.perf_counter()
+            for k in range(steps):
+                _drive_fleet(fleet, k)
+                fleet.step(DT)
+            recorder.close()
+            wall = (time.perf_counter() - t) / steps
+            if r:
+                per_step.append(wall)
+                sizes.append(os.path.getsize(path) / (steps * n))
+            os.unlink(path)
+    return per_step, statistics.median(sizes)
+
+
+def _us(seconds_per_step: list[float], n: int) -> tuple[float, float]:
+    per_vehicle = [1e6 * s / n for s in seconds_per_step]
+    return min(per_vehicle), statistics.median(per_vehicle)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1,16,64,256,1024", help="fleet sizes, comma-separated")
+    ap.add_argument("--seconds", type=float, default=1.0, help="wall time per timed run")
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs per figure (best and median)")
+    ap.add_argument("--no-recording", action="store_true", help="skip the .h5 / .ovd columns")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args()
+    numba.set_num_threads(1)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    rows = []
+    for n in sizes:
+        row: dict[str, object] = {"n": n, "fleet_us": _us(bench_fleet(n, args.seconds, args.repeats), n)}
+        if n in (1, 16):
+            row["per_vehicle_us"] = _us(bench_per_vehicle(n, args.seconds, args.repeats), n)
+        if not args.no_recording:
+            for suffix in (".h5", ".ovd"):
+                times, size = bench_recording(n, suffix, args.seconds, args.repeats)
+                row[f"{suffix[1:]}_us"] = _us(times, n)
+                row[f"{suffix[1:]}_bytes"] = size
+        rows.append(row)
+        if not args.json:
+            _print_row(row, header=len(rows) == 1)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+
+
+def _print_row(row: dict[str, object], header: bool) -> None:
+    if header:
+        print("simcore Fleet, default sedan, dt 1/60 s, 3 substeps, one thread; "
+              "us per vehicle-step, best / median")
+        print(f"{'N':>6}  {'fleet':>15}  {'per-vehicle':>15}  {'speed-up':>8}  "
+              f"{'+h5 (record)':>15}  {'h5 B/vs':>8}  {'+ovd (record)':>15}  {'ovd B/vs':>8}")
+    n = row["n"]
+    fb, fm = row["fleet_us"]  # type: ignore[misc]
+    pv = row.get("per_vehicle_us")
+    pv_text = f"{pv[0]:7.1f} / {pv[1]:6.1f}" if pv else ""  # type: ignore[index]
+    ratio = f"{pv[0] / fb:7.1f}x" if pv else ""  # type: ignore[index]
+    cols = [f"{n:>6}", f"{fb:7.2f} / {fm:6.2f}", f"{pv_text:>15}", f"{ratio:>8}"]
+    for kind in ("h5", "ovd"):
+        if f"{kind}_us" in row:
+            rb, rm = row[f"{kind}_us"]  # type: ignore[misc]
+            cols += [f"{rb - fb:+7.2f} / {rm - fm:+6.2f}", f"{row[f'{kind}_bytes']:8.0f}"]
+    print("  ".join(cols), flush=True)
+
+
+if __name__ == "__main__":
+    main()
