@@ -546,8 +546,23 @@ class OmniPvdWriter:
         if not isinstance(block, PreparedAttributes) or block._owner is not self:
             raise PvdError("write_prepared: the block was not prepared by this writer "
                            "(attribute handles are per writer)")
-        if block._buffer.nbytes:
+        if not block._buffer.nbytes:
+            return
+        hook = getattr(self._stream, "write_prepared", None)
+        if hook is None:
             self._emit(memoryview(block._buffer))
+            return
+        # A stream that indexes what it receives (HDF5) takes the block itself: its commands
+        # never change, so it indexes them once and then keeps only the values.
+        if self._closed:
+            raise PvdError("writer: command after close()")
+        if not self._started:  # the header first, as before every command
+            header = encode_header(self.version)
+            self._stream.write(header)
+            self.bytes_written += len(header)
+            self._started = True
+        hook(block)
+        self.bytes_written += block._buffer.nbytes
 
     def write_frames(
         self,

@@ -15,23 +15,42 @@ stream with one :class:`~pvdkit.types.PvdError`; the file keeps what was committ
 
 Each batch adds one *segment* per series it touches; ``close()`` can compact the file so that
 every series is a single slice, which makes the result identical to ``convert``-ing the bytes.
+
+Prepared blocks (:meth:`pvdkit.writer.OmniPvdWriter.write_prepared`) reach the stream as blocks
+(:meth:`H5Stream.write_prepared`), not bytes: their commands never change, so the stream indexes
+a block once (its first write is indexed as ordinary bytes) and afterwards keeps only a copy of
+each write's payloads — no tokenizing, no hashing per command. The file is the one the bytes
+would give.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pvdkit.h5.rebuild import h5_to_ovd_bytes
-from pvdkit.h5.writer import H5Writer, NoRoom, _os_reason, is_io_error, write_h5
+from pvdkit.h5.writer import (
+    H5Writer,
+    NoRoom,
+    PreparedFrame,
+    PreparedLayout,
+    _os_reason,
+    is_io_error,
+    write_h5,
+)
 from pvdkit.index.builder import IndexBuilder
+from pvdkit.index.tables import Batch
 from pvdkit.outputs import check_output, free_bytes, temp_file_beside
 from pvdkit.ovd.codec import HEADER_SIZE, decode_header
 from pvdkit.ovd.tokenizer import tokenize
 from pvdkit.signals import deferred_signals
-from pvdkit.types import PvdError
+from pvdkit.types import Command, PvdError
+
+if TYPE_CHECKING:
+    from pvdkit.writer import PreparedAttributes
 
 BytesLike = bytes | bytearray | memoryview
 
@@ -66,7 +85,13 @@ class H5Stream:
         self.flush_interval = float(flush_interval)
         self.compact = compact
         self._comp = {"compression": compression, "compression_opts": compression_opts}
-        self._pending = bytearray()
+        self._pending = bytearray()  # the latest bytes received (after self._parts)
+        # Writes waiting for the next commit, before self._pending, in stream order: bytes, and
+        # prepared-block writes as (block state, payload copy).
+        self._parts: list[bytearray | tuple[_BlockState, np.ndarray]] = []
+        self._waiting = 0  # stream bytes in self._parts and self._pending
+        self._blocks: dict[int, _BlockState] = {}  # id(block) -> what the stream knows of it
+        self._epoch = 0  # bumped when objects are created/destroyed: block layouts are re-learnt
         self._dead = bytearray()  # bytes after unrecoverable damage: kept verbatim, never parsed
         self._error: str | None = None
         self._interrupted: str | None = None
@@ -92,14 +117,41 @@ class H5Stream:
     def write(self, data: BytesLike) -> None:
         """Receive the next bytes of the stream (header first); commit them in batches."""
         self._check_open()
-        self.bytes_written += memoryview(data).nbytes
+        n = memoryview(data).nbytes
+        self.bytes_written += n
         if self._error is not None:
             self._dead += data
             return
         self._pending += data
+        self._waiting += n
         if self._writer is None and len(self._pending) >= HEADER_SIZE:
             self._guarded(self._start)
-        if len(self._pending) >= self._budget or (not self._frame_hints and self._due()):
+        self._maybe_flush()
+
+    def write_prepared(self, block: PreparedAttributes) -> None:
+        """Receive one write of a prepared block (called by the writer instead of ``write``).
+
+        The block's commands are indexed once; each later write costs one copy of its payloads
+        here and, at the commit, a gather into the pools. The file is the one its bytes give.
+        """
+        self._check_open()
+        if self._writer is None or self._error is not None:
+            self.write(block.buffer)
+            return
+        st = self._blocks.get(id(block))
+        if st is None or st.block is not block:
+            st = self._blocks[id(block)] = _BlockState(block, self._builder.version)
+        n = st.nbytes
+        self.bytes_written += n
+        if self._pending:
+            self._parts.append(self._pending)
+            self._pending = bytearray()
+        self._parts.append((st, st.capture()))
+        self._waiting += n
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if self._waiting >= self._budget or (not self._frame_hints and self._due()):
             self.flush()
 
     def frame_end(self) -> None:
@@ -169,6 +221,8 @@ class H5Stream:
         frame and says why it stopped), then report."""
         self.mark_interrupted("stopped: disk full")
         self._pending.clear()
+        self._parts.clear()
+        self._waiting = 0
         try:
             self._writer.close(b"", self._error, interrupted=self._interrupted)
         except NoRoom:  # it cannot say why in the file, but it keeps every committed frame
@@ -198,33 +252,82 @@ class H5Stream:
         )
         self._builder = IndexBuilder(version)
         del self._pending[:HEADER_SIZE]
+        self._waiting -= HEADER_SIZE
         self._offset = HEADER_SIZE
 
     def _index(self) -> None:
-        """Tokenize, index and append the complete commands waiting (not yet committed)."""
+        """Index and append the complete commands waiting (not yet committed) as one batch.
+
+        Bytes are tokenized and indexed; a prepared block's write is indexed as bytes the first
+        time (which teaches the stream its layout), then passed on as payloads only."""
         if self._error is not None or self._writer is None:
             return
-        buf = np.frombuffer(bytes(self._pending), np.uint8)
+        parts = [*self._parts, self._pending]
+        self._parts, self._pending = [], bytearray()
+        out: list[Batch | PreparedFrame] = []
+        raw = bytearray()  # bytes not indexed yet
+        for i, part in enumerate(parts):
+            if isinstance(part, bytearray):
+                raw += part
+                continue
+            st, payload = part
+            if st.layout is not None and st.epoch == self._epoch:
+                if raw and not self._feed(raw, out):
+                    self._bury(parts[i:])
+                    break
+                if not raw and st.epoch == self._epoch:  # nothing in between changed its objects
+                    out.append(PreparedFrame(self._builder.n_rows, self._frame, st.layout, payload))
+                    self._builder.n_rows += st.layout.nb_commands
+                    self._offset += st.nbytes
+                    continue
+            raw += st.bytes_of(payload)
+            if not self._feed(raw, out):
+                self._bury(parts[i + 1 :])
+                break
+            if not raw:  # the whole write was indexed: its commands end the last batch
+                st.learn(out[-1], self._epoch)
+        else:
+            if raw:
+                self._feed(raw, out)
+        if out:
+            self._writer.append_parts(out)
+            self.batches += 1
+        if self._error is None:
+            self._pending = raw
+        self._waiting = len(self._pending)
+
+    def _feed(self, raw: bytearray, out: list[Batch | PreparedFrame]) -> bool:
+        """Tokenize and index the complete commands of ``raw`` into ``out`` (removing them from
+        ``raw``); False after damage (then ``raw`` is moved to the dead bytes)."""
+        buf = np.frombuffer(bytes(raw), np.uint8)
         table = tokenize(buf, source_name=self.path, version=self._builder.version, start_frame=self._frame)
         if len(table):
-            self._writer.append(self._builder.feed(buf, table))
-            self.batches += 1
+            out.append(self._builder.feed(buf, table))
             self._frame = table.last_frame
+            if np.any((table.kind == Command.CREATE_OBJECT) | (table.kind == Command.DESTROY_OBJECT)):
+                self._epoch += 1  # a handle may now be another object: layouts are re-learnt
         if table.error is not None and not table.truncated:
             self._error = table.error.replace(
                 f"offset {table.valid_end}", f"offset {self._offset + table.valid_end}"
             )
-            self._dead += self._pending[table.valid_end :]
-            self._pending.clear()
-        else:
-            del self._pending[: table.valid_end]
+            self._dead += raw[table.valid_end :]
+            raw.clear()
+            self._offset += table.valid_end
+            return False
+        del raw[: table.valid_end]
         self._offset += table.valid_end
+        return True
+
+    def _bury(self, parts: list) -> None:
+        """After damage every later write is kept verbatim, never parsed."""
+        for part in parts:
+            self._dead += part if isinstance(part, bytearray) else part[0].bytes_of(part[1])
 
     def _commit(self) -> None:
         if self._writer is None:
             return
         # Stop before HDF5 runs out of space in the middle of a write: it could not close the file.
-        waiting = len(self._pending)
+        waiting = self._waiting
         need = int(waiting * self._h5_per_ovd_byte) + MIN_FREE_BYTES
         free = free_bytes(self.path)
         if free is not None and free < need:
@@ -270,3 +373,69 @@ class H5Stream:
 
 def _frames(n: int) -> str:
     return f"{n} frame" if n == 1 else f"{n} frames"
+
+
+class _BlockState:
+    """What the stream knows of one prepared block: where its payloads are (tokenized once)
+    and, once a write of it was indexed, its :class:`PreparedLayout`."""
+
+    def __init__(self, block: PreparedAttributes, version) -> None:
+        self.block = block  # held, so that its id is not reused while the stream knows it
+        self.buffer = np.frombuffer(block.buffer, np.uint8)
+        self.nbytes = len(self.buffer)
+        self.template = self.buffer.copy()  # headers never change: only payloads are copied
+        table = tokenize(self.template, version=version)
+        if len(table) == 0 or table.valid_end != self.nbytes or np.any(table.kind != Command.SET_ATTRIBUTE):
+            raise PvdError("write_prepared: the block is not a sequence of SET_ATTRIBUTE commands")
+        offs = table.data_offset.astype(np.int64)
+        sizes = table.data_size.astype(np.int64)
+        self.sizes = table.data_size.copy()
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self.payload_bytes = int(sizes.sum())
+        # Runs of commands with one payload size at a constant stride (a column of the block):
+        # one strided copy each.
+        self.runs: list[tuple[int, int, int, int, int]] = []  # (src, stride, count, size, dst)
+        i, n = 0, len(offs)
+        while i < n:
+            j = i + 1
+            stride = int(offs[j] - offs[i]) if j < n else 0
+            while j < n and sizes[j] == sizes[i] and offs[j] - offs[j - 1] == stride:
+                j += 1
+            self.runs.append((int(offs[i]), stride, j - i, int(sizes[i]), int(self.offsets[i])))
+            i = j
+        self._sources = [self._strided(self.buffer, r) for r in self.runs]
+        self.layout: PreparedLayout | None = None
+        self.epoch = -1
+
+    @staticmethod
+    def _strided(buf: np.ndarray, run: tuple[int, int, int, int, int]) -> np.ndarray:
+        src, stride, count, size, _ = run
+        return np.lib.stride_tricks.as_strided(buf[src:], shape=(count, size), strides=(stride, 1))
+
+    def capture(self) -> np.ndarray:
+        """A copy of the block's payloads as they are now (end to end, in command order)."""
+        out = np.empty(self.payload_bytes, np.uint8)
+        for (_, _, count, size, dst), src in zip(self.runs, self._sources, strict=True):
+            out[dst : dst + count * size].reshape(count, size)[...] = src
+        return out
+
+    def bytes_of(self, payload: np.ndarray) -> bytearray:
+        """The stream bytes of a write whose payloads were ``payload``."""
+        buf = self.template.copy()
+        for run in self.runs:
+            _, _, count, size, dst = run
+            self._strided(buf, run)[...] = payload[dst : dst + count * size].reshape(count, size)
+        return bytearray(buf.tobytes())
+
+    def learn(self, batch: Batch, epoch: int) -> None:
+        """Take the layout from ``batch``, whose last commands are one write of the block."""
+        c = len(self.sizes)
+        n = len(batch.table)
+        series = np.full(n, -1, np.int32)
+        series[batch.attr_rows] = batch.attr_series
+        first = batch.row0 + n - c
+        cmd, _ = batch.context_exceptions
+        exc = cmd[cmd >= first] - first
+        self.layout = PreparedLayout(series[n - c :].copy(), self.sizes, self.offsets, exc.astype(np.int64),
+                                     int(self.block.context))
+        self.epoch = epoch

@@ -15,7 +15,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 
 import h5py
@@ -60,7 +60,7 @@ from pvdkit.ovd.codec import (
 from pvdkit.ovd.layout import NO_DATA_TYPE
 from pvdkit.types import Command, DataType, PvdError
 
-__all__ = ["H5Writer", "NoRoom", "is_io_error", "write_h5"]
+__all__ = ["H5Writer", "NoRoom", "PreparedFrame", "PreparedLayout", "is_io_error", "write_h5"]
 
 
 def _kernels() -> ModuleType:
@@ -242,38 +242,70 @@ class H5Writer:
 
     def append(self, batch: Batch, progress: Progress | None = None) -> None:
         """Write one batch (see :class:`~pvdkit.index.tables.Batch`); durable after :meth:`commit`."""
+        self.append_parts([batch], progress)
+
+    def append_parts(self, parts: Sequence[Batch | PreparedFrame], progress: Progress | None = None) -> None:
+        """Write consecutive pieces of a stream as one batch: the file is exactly what
+        :meth:`append` writes for one batch of all their commands (one segment per series).
+
+        Why: a recorder's frames are mostly writes of a prepared block whose layout never
+        changes (:class:`PreparedFrame`: payloads only, no indexing); the commands around them
+        are indexed as usual (:class:`~pvdkit.index.tables.Batch`). Parts must follow each other
+        in the stream (``row0`` consecutive).
+        """
         if self.closed:
             raise PvdError(f"{self.path}: append after the recording was closed")
         with self._detached_on_io_error():
-            self._append_batch(batch, progress)
+            self._append_parts(list(parts), progress)
 
-    def _append_batch(self, batch: Batch, progress: Progress | None) -> None:
-        class_rows, attr_rows = self._registrations(batch.registrations)
-        path_rows = self._paths(batch.paths)
-        plan = self._plan_samples(batch)
+    def _append_parts(self, parts: list[Batch | PreparedFrame], progress: Progress | None) -> None:
+        batches = [p for p in parts if isinstance(p, Batch)]
+        regs = [self._registrations(b.registrations) for b in batches]
+        path_rows = _cat([self._paths(b.paths) for b in batches], PATH_DTYPE)
+        for b in batches:
+            self._series_family = np.concatenate([self._series_family, b.series.family])
+            self._series_path = np.concatenate([self._series_path, b.series.path])
+        source = _sample_source(parts)
+        plan = self._plan_samples(source, len(self._series_family))
         new_pools = [k for k in plan.keys if k not in self._pools]
         if new_pools:  # every dataset the batch needs exists before anything of it is written
             self._on_copy(lambda: self._create_pools(new_pools))
-        self._append(self._tables["registry/classes"], class_rows)
-        self._append(self._tables["registry/attributes"], attr_rows)
-        self._objects(batch)
-        self._frames(batch)
-        self._messages(batch.messages)
+        self._append(self._tables["registry/classes"], _cat([r[0] for r in regs], CLASS_DTYPE))
+        self._append(self._tables["registry/attributes"], _cat([r[1] for r in regs], ATTRIBUTE_DTYPE))
+        self._objects(batches)
+        self._frames(batches)
+        self._messages([m for b in batches for m in b.messages])
         self._append(self._tables["paths"], path_rows)
-        s = batch.series
-        rows = np.zeros(len(s), SERIES_DTYPE)
-        rows["object"], rows["path"], rows["family"], rows["context"] = s.object, s.path, s.family, s.context
-        self._append(self._tables["series"], rows)
-        self._samples(batch, plan, progress)
-        kind = batch.table.kind
+        series = []
+        for b in batches:
+            s = b.series
+            rows = np.zeros(len(s), SERIES_DTYPE)
+            rows["object"], rows["path"], rows["family"] = s.object, s.path, s.family
+            rows["context"] = s.context
+            series.append(rows)
+        self._append(self._tables["series"], _cat(series, SERIES_DTYPE))
+        self._samples(source, plan, progress)
+        kinds, sers, excs = [], [], []
+        for p in parts:
+            if isinstance(p, Batch):
+                kind = p.table.kind
+                ser = np.full(len(kind), -1, np.int32)
+                ser[p.attr_rows] = p.attr_series
+                cmd, ctx = p.context_exceptions
+                exc = np.zeros(len(cmd), EXCEPTION_DTYPE)
+                exc["command"], exc["context"] = cmd, ctx
+            else:
+                lay = p.layout
+                kind, ser = lay.kind, lay.log_series
+                exc = np.zeros(len(lay.exceptions), EXCEPTION_DTYPE)
+                exc["command"], exc["context"] = lay.exceptions + p.row0, lay.context
+            kinds.append(kind)
+            sers.append(ser)
+            excs.append(exc)
+        kind = _cat(kinds, np.dtype("u1"))
         self._append(self._tables["log/kind"], kind)
-        ser = np.full(len(kind), -1, np.int32)
-        ser[batch.attr_rows] = batch.attr_series
-        self._append(self._tables["log/series"], ser)
-        cmd, ctx = batch.context_exceptions
-        exc = np.zeros(len(cmd), EXCEPTION_DTYPE)
-        exc["command"], exc["context"] = cmd, ctx
-        self._append(self._tables["log/context_exceptions"], exc)
+        self._append(self._tables["log/series"], _cat(sers, np.dtype("<i4")))
+        self._append(self._tables["log/context_exceptions"], _cat(excs, EXCEPTION_DTYPE))
         self._counts += np.bincount(kind, minlength=len(self._counts))[: len(self._counts)]
         self.n_commands += len(kind)
 
@@ -323,46 +355,69 @@ class H5Writer:
             attrs.append((*(int(v) for v in row), _enc(r.name), index))
         return np.array(classes, CLASS_DTYPE), np.array(attrs, ATTRIBUTE_DTYPE)
 
-    def _objects(self, batch: Batch) -> None:
-        o = batch.objects
-        rows = np.zeros(len(o), OBJECT_DTYPE)
-        rows["handle"], rows["class"], rows["context"] = o.handle, o.cls, o.context
-        rows["name"] = [_enc(n) for n in o.name]
-        rows["created"], rows["destroyed"] = o.created, o.destroyed
-        rows["create_command"], rows["destroy_command"] = o.create_command, o.destroy_command
+    def _objects(self, batches: Sequence[Batch]) -> None:
         ds = self._tables["objects"]
+        n0 = ds.shape[0]
+        parts = []
+        for batch in batches:
+            o = batch.objects
+            rows = np.zeros(len(o), OBJECT_DTYPE)
+            rows["handle"], rows["class"], rows["context"] = o.handle, o.cls, o.context
+            rows["name"] = [_enc(n) for n in o.name]
+            rows["created"], rows["destroyed"] = o.created, o.destroyed
+            rows["create_command"], rows["destroy_command"] = o.create_command, o.destroy_command
+            parts.append(rows)
+        rows = _cat(parts, OBJECT_DTYPE)
+        for batch in batches:
+            u = batch.destroyed_updates
+            for obj, frame, cmd in zip(
+                u["object"].tolist(), u["frame"].tolist(), u["command"].tolist(), strict=True
+            ):
+                if obj >= batch.object0:  # the batch's own rows carry it already
+                    continue
+                if obj >= n0:  # a row of an earlier part, not written yet
+                    rows[obj - n0]["destroyed"], rows[obj - n0]["destroy_command"] = frame, cmd
+                else:  # an object of an earlier batch ended: update its row
+                    row = ds[obj]
+                    row["destroyed"], row["destroy_command"] = frame, cmd
+                    ds[obj] = row
         self._append(ds, rows)
-        u = batch.destroyed_updates
-        for obj, frame, cmd in zip(
-            u["object"].tolist(), u["frame"].tolist(), u["command"].tolist(), strict=True
-        ):
-            if obj < batch.object0:  # an object of an earlier batch ended: update its row
-                row = ds[obj]
-                row["destroyed"], row["destroy_command"] = frame, cmd
-                ds[obj] = row
-        d = batch.destroys
-        rows = np.zeros(len(d["handle"]), DESTROY_DTYPE)
-        for k in ("context", "handle", "object", "frame"):
-            rows[k] = d[k]
-        self._append(self._tables["destroys"], rows)
+        destroys = []
+        for batch in batches:
+            d = batch.destroys
+            rows = np.zeros(len(d["handle"]), DESTROY_DTYPE)
+            for k in ("context", "handle", "object", "frame"):
+                rows[k] = d[k]
+            destroys.append(rows)
+        self._append(self._tables["destroys"], _cat(destroys, DESTROY_DTYPE))
 
-    def _frames(self, batch: Batch) -> None:
-        fr = batch.frames
-        rows = np.zeros(len(fr), FRAME_DTYPE)
-        rows["context"], rows["start"], rows["stop"] = fr.context, fr.start, fr.stop
-        rows["stopped"], rows["command"] = fr.stopped, fr.command
+    def _frames(self, batches: Sequence[Batch]) -> None:
         ds = self._tables["frames"]
+        n0 = ds.shape[0]
+        parts, stops = [], []
+        for batch in batches:
+            fr = batch.frames
+            rows = np.zeros(len(fr), FRAME_DTYPE)
+            rows["context"], rows["start"], rows["stop"] = fr.context, fr.start, fr.stop
+            rows["stopped"], rows["command"] = fr.stopped, fr.command
+            parts.append(rows)
+            st = batch.stops
+            rows = np.zeros(len(st["time"]), STOP_DTYPE)
+            rows["context"], rows["time"], rows["frame"] = st["context"], st["time"], st["frame"]
+            stops.append(rows)
+        rows = _cat(parts, FRAME_DTYPE)
+        for batch in batches:
+            for f, t in zip(
+                batch.stop_updates["frame"].tolist(), batch.stop_updates["time"].tolist(), strict=True
+            ):
+                if f >= n0:  # a frame of an earlier part, not written yet
+                    rows[f - n0]["stop"], rows[f - n0]["stopped"] = t, 1
+                else:
+                    row = ds[f]
+                    row["stop"], row["stopped"] = t, 1
+                    ds[f] = row
         self._append(ds, rows)
-        for f, t in zip(
-            batch.stop_updates["frame"].tolist(), batch.stop_updates["time"].tolist(), strict=True
-        ):
-            row = ds[f]
-            row["stop"], row["stopped"] = t, 1
-            ds[f] = row
-        st = batch.stops
-        rows = np.zeros(len(st["time"]), STOP_DTYPE)
-        rows["context"], rows["time"], rows["frame"] = st["context"], st["time"], st["frame"]
-        self._append(self._tables["frame_stops"], rows)
+        self._append(self._tables["frame_stops"], _cat(stops, STOP_DTYPE))
 
     def _messages(self, messages: Sequence[Message]) -> None:
         rows = np.array(
@@ -383,78 +438,80 @@ class H5Writer:
 
     # ------------------------------------------------------------------ samples
 
-    def _plan_samples(self, batch: Batch) -> _SamplePlan:
-        """Which pool (storage type) each series of the batch goes to."""
-        table = batch.table
-        n_series = batch.series0 + len(batch.series)
-        self._series_family = np.concatenate([self._series_family, batch.series.family])
-        self._series_path = np.concatenate([self._series_path, batch.series.path])
-        if not len(batch.attr_rows):
+    def _plan_samples(self, src: _SampleSource, n_series: int) -> _SamplePlan:
+        """Which pool (storage type) each series of the batch goes to (vectorized over series)."""
+        if not len(src.rows):
             empty = np.zeros(0, np.int64)
             return _SamplePlan([], empty, empty, empty, empty, empty)
-        rows, starts = _kernels().group_rows(batch.attr_series, batch.attr_rows, n_series)
+        rows, starts = _kernels().group_rows(src.series, src.rows, n_series)
         counts = np.diff(starts)
         present = np.flatnonzero(counts)
         first = starts[present]
-        sizes = table.data_size[rows].astype(np.int64)
+        sizes = src.size[rows].astype(np.int64)
         smin = np.minimum.reduceat(sizes, first)
         smax = np.maximum.reduceat(sizes, first)
-        # Storage per present series: (family, dtype code, k (-1 = variable)).
-        codes = np.empty(len(present), np.int64)
-        ks = np.empty(len(present), np.int64)
-        for j, sid in enumerate(present.tolist()):
-            last = self._path_handles[self._series_path[sid]][-1]
-            kind, code = self._attr_info.get(last, ("bytes", _BYTES))
-            lo, hi = int(smin[j]), int(smax[j])
-            if kind == "flags":
-                code = _UINT_BY_SIZE.get(lo, _BYTES) if lo == hi else _BYTES
-            item = _STORAGE_DTYPE[code].itemsize
-            if code == _BYTES or kind == "bytes":
-                codes[j], ks[j] = _BYTES, -1
-            elif lo == hi and lo > 0 and lo % item == 0:
-                codes[j], ks[j] = code, lo // item
-            elif np.all(sizes[starts[sid] : starts[sid + 1]] % item == 0):
-                codes[j], ks[j] = code, -1
-            else:
-                codes[j], ks[j] = _BYTES, -1
-        fams = self._series_family[present]
-        keys = np.stack([fams.astype(np.int64), codes, ks], axis=1)
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        return _SamplePlan(
-            [tuple(int(v) for v in u) for u in uniq], inverse.reshape(-1), present, counts, rows, starts
-        )
+        # Storage per present series: (family, dtype code, k (-1 = variable)), decided per path
+        # (its last attribute's registration) and the sizes written.
+        upaths, pinv = np.unique(self._series_path[present], return_inverse=True)
+        pkind = np.empty(len(upaths), np.int64)
+        pcode = np.empty(len(upaths), np.int64)
+        for j, pid in enumerate(upaths.tolist()):
+            kind, code = self._attr_info.get(self._path_handles[pid][-1], ("bytes", _BYTES))
+            pkind[j] = _KIND_CODE[kind]
+            pcode[j] = code
+        kind = pkind[pinv.reshape(-1)]
+        code = pcode[pinv.reshape(-1)]
+        same = smin == smax
+        flags = kind == _KIND_CODE["flags"]
+        if flags.any():
+            by_size = np.full(len(present), _BYTES, np.int64)
+            for size, c in _UINT_BY_SIZE.items():
+                by_size[smin == size] = c
+            code[flags] = np.where(same[flags], by_size[flags], _BYTES)
+        item = _ITEMSIZE[code]
+        as_bytes = (code == _BYTES) | (kind == _KIND_CODE["bytes"])
+        fixed = ~as_bytes & same & (smin > 0) & (smin % item == 0)
+        rest = ~as_bytes & ~fixed
+        if rest.any():  # variable: every sample a whole number of elements, else raw bytes
+            whole = sizes % np.repeat(item, counts[present]) == 0
+            as_bytes |= rest & ~np.logical_and.reduceat(whole, first)
+        codes = np.where(as_bytes, _BYTES, code)
+        ks = np.where(fixed, smin // item, -1)
+        fams = self._series_family[present].astype(np.int64)
+        packed = (fams << 40) | (codes << 32) | (ks + 1)  # sorts as the (family, code, k) rows
+        uniq, inverse = np.unique(packed, return_inverse=True)
+        keys = [(int(u >> 40), int((u >> 32) & 0xFF), int(u & 0xFFFFFFFF) - 1) for u in uniq.tolist()]
+        return _SamplePlan(keys, inverse.reshape(-1), present, counts, rows, starts)
 
-    def _samples(self, batch: Batch, plan: _SamplePlan, progress: Progress | None) -> None:
+    def _samples(self, src: _SampleSource, plan: _SamplePlan, progress: Progress | None) -> None:
         if not plan.keys:
             return
-        table, buf = batch.table, batch.buffer
         n_series = len(plan.counts)
         present, counts, rows = plan.present, plan.counts, plan.rows
         pool_ids = np.array([self._pools[k] for k in plan.keys], np.int64)
         pool_of_series = np.full(n_series, -1, np.int64)
         pool_of_series[present] = pool_ids[plan.inverse]
         # Rows ordered by (pool, series, stream order).
-        pool_of_row = pool_of_series[np.repeat(np.arange(n_series), counts)]
+        pool_of_row = np.repeat(pool_of_series[present], counts[present])
         rows_p, pstarts = _kernels().group_rows(pool_of_row, rows, len(self._pool_datasets))
-        seg_rows = []
+        segments = []
         total = len(rows)
         done = 0
         for p in np.unique(pool_ids).tolist():
             prow = rows_p[pstarts[p] : pstarts[p + 1]]
             series_here = present[pool_of_series[present] == p]
             g = self._pool_datasets[p]
-            base = g["frames"].shape[0]
-            seg_counts = counts[series_here]
-            seg_start = base + np.concatenate([[0], np.cumsum(seg_counts)[:-1]])
-            for sid, st, c in zip(series_here.tolist(), seg_start.tolist(), seg_counts.tolist(), strict=True):
-                seg_rows.append((sid, p, st, c))
+            seg = np.zeros(len(series_here), SEGMENT_DTYPE)
+            seg["series"], seg["pool"], seg["count"] = series_here, p, counts[series_here]
+            seg["start"] = g["frames"].shape[0] + np.cumsum(seg["count"]) - seg["count"]
+            segments.append(seg)
             for a in range(0, len(prow), _WRITE_SLICE):
                 part = prow[a : a + _WRITE_SLICE]
-                self._write_pool_rows(g, buf, table, part)
+                self._write_pool_rows(g, src, part)
                 done += len(part)
                 if progress is not None:
                     progress(done / total)
-        self._append(self._tables["segments"], np.array(seg_rows, SEGMENT_DTYPE))
+        self._append(self._tables["segments"], _cat(segments, SEGMENT_DTYPE))
 
     def _create_pools(self, keys: list[tuple[int, int, int]]) -> None:
         for key in keys:
@@ -482,20 +539,20 @@ class H5Writer:
             self._pool_datasets.append(dict(g.items()))
         self.file["pools"].attrs["order"] = json.dumps(self._pool_names)
 
-    def _write_pool_rows(self, g: dict[str, h5py.Dataset], buf: np.ndarray, table, rows: np.ndarray) -> None:
+    def _write_pool_rows(self, g: dict[str, h5py.Dataset], src: _SampleSource, rows: np.ndarray) -> None:
         K = _kernels()
-        self._append(g["frames"], table.frame[rows].astype(np.int32))
+        self._append(g["frames"], src.frame[rows].astype(np.int32))
         if "ops" in g:
-            self._append(g["ops"], table.kind[rows])
+            self._append(g["ops"], src.kind[rows])
         vals = g["values"]
         dt = vals.dtype
-        offs = table.data_offset[rows]
+        offs = src.offset[rows]
         if "starts" not in g:
             size = dt.itemsize * (vals.shape[1] if vals.ndim == 2 else 1)
-            data = K.gather_fixed(buf, offs, size).view(dt)
+            data = K.gather_fixed(src.buffer, offs, size).view(dt)
             self._append(vals, data.reshape(len(rows), *vals.shape[1:]))
         else:
-            flat, starts = K.gather_ragged(buf, offs, table.data_size[rows].astype(np.int64))
+            flat, starts = K.gather_ragged(src.buffer, offs, src.size[rows].astype(np.int64))
             data = flat.view(dt)
             n0 = self._append(vals, data)
             self._append(g["starts"], starts[:-1] // dt.itemsize + n0)
@@ -607,6 +664,114 @@ class _SamplePlan:
     counts: np.ndarray  # samples per series id in the batch
     rows: np.ndarray  # attribute rows grouped by series
     starts: np.ndarray
+
+
+@dataclass
+class PreparedLayout:
+    """The constant part of a prepared block's commands once indexed: their series, sizes and
+    context exceptions. Why: a block writes the same commands every frame, so a stream indexes it
+    once and then hands the writer only each frame's payloads (:class:`PreparedFrame`).
+    """
+
+    series: np.ndarray  # int32: series of each command, in block order
+    sizes: np.ndarray  # uint32: payload bytes of each command
+    offsets: np.ndarray  # int64: where each command's payload starts in a frame's payload
+    exceptions: np.ndarray  # int64: commands (block positions) whose context is not their series'
+    context: int
+    kind: np.ndarray = field(init=False)  # uint8 /log/kind rows (all SET_ATTRIBUTE)
+
+    def __post_init__(self) -> None:
+        self.kind = np.full(len(self.series), Command.SET_ATTRIBUTE, np.uint8)
+
+    @property
+    def log_series(self) -> np.ndarray:
+        """The block's ``/log/series`` rows."""
+        return self.series
+
+    @property
+    def nb_commands(self) -> int:
+        return len(self.series)
+
+    @property
+    def payload_bytes(self) -> int:
+        return int(self.offsets[-1] + self.sizes[-1]) if len(self.offsets) else 0
+
+
+@dataclass
+class PreparedFrame:
+    """One write of a prepared block whose :class:`PreparedLayout` is known: commands
+    ``row0 …`` of the stream, all in frame ``frame``, with these payloads (end to end)."""
+
+    row0: int
+    frame: int
+    layout: PreparedLayout
+    payload: np.ndarray  # uint8
+
+
+@dataclass
+class _SampleSource:
+    """The attribute samples of a batch, in stream order: sample *i* is row ``rows[i]`` of the
+    columns (series ``series[i]``); payloads are at ``offset`` in ``buffer``."""
+
+    buffer: np.ndarray
+    kind: np.ndarray
+    frame: np.ndarray
+    size: np.ndarray
+    offset: np.ndarray
+    rows: np.ndarray
+    series: np.ndarray
+
+
+def _sample_source(parts: Sequence[Batch | PreparedFrame]) -> _SampleSource:
+    """The samples of consecutive parts as one source (a lone batch's own columns, no copy)."""
+    if len(parts) == 1 and isinstance(parts[0], Batch):
+        b = parts[0]
+        t = b.table
+        return _SampleSource(
+            b.buffer, t.kind, t.frame, t.data_size, t.data_offset, b.attr_rows, b.attr_series
+        )
+    bufs, kind, frame, size, offset, series = [], [], [], [], [], []
+    base = 0
+    for p in parts:
+        if isinstance(p, Batch):
+            r, t = p.attr_rows, p.table
+            kind.append(t.kind[r])
+            frame.append(t.frame[r])
+            size.append(t.data_size[r])
+            offset.append(t.data_offset[r] + base)
+            series.append(p.attr_series)
+            buf = p.buffer
+        else:
+            lay = p.layout
+            kind.append(lay.kind)
+            frame.append(np.full(lay.nb_commands, p.frame, np.int32))
+            size.append(lay.sizes)
+            offset.append(lay.offsets + base)
+            series.append(lay.series)
+            buf = p.payload
+        bufs.append(buf)
+        base += len(buf)
+    n = sum(len(s) for s in series)
+    rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    return _SampleSource(
+        _cat(bufs, np.dtype("u1")), _cat(kind, np.dtype("u1")), _cat(frame, np.dtype("<i4")),
+        _cat(size, np.dtype("<u4")), _cat(offset, np.dtype("<i8")), rows, _cat(series, np.dtype("<i4")),
+    )
+
+
+def _cat(parts: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    """``parts`` end to end (an empty array of ``dtype`` when there are none; no copy of one)."""
+    if not parts:
+        return np.zeros(0, dtype)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts)
+
+
+#: Storage kinds of an attribute (``H5Writer._attr_info``) as numbers, for vectorized planning.
+_KIND_CODE = {"value": 0, "flags": 1, "bytes": 2}
+#: Element size of each storage code.
+_ITEMSIZE = np.array([d.itemsize for d in _STORAGE_DTYPE], np.int64)
 
 
 class NoRoom(OSError):

@@ -1,0 +1,194 @@
+"""H5Stream's prepared-block hook: a block indexed once, then only its payloads per frame, gives
+exactly the file the ordinary byte path gives for the same stream (datasets and rebuilt .ovd)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from pvdkit.h5 import H5Stream
+from pvdkit.h5.rebuild import h5_to_ovd_bytes
+from pvdkit.recording import Recording
+from pvdkit.streams import MemoryStream
+from pvdkit.types import DataType
+from pvdkit.writer import OmniPvdWriter, PreparedColumn
+
+
+class _BytesOnly(H5Stream):
+    """The same stream without the hook: the writer passes every block as bytes."""
+
+    write_prepared = None  # type: ignore[assignment]
+
+
+class _Tee:
+    """Passes everything to an H5Stream and keeps the bytes (the ground truth)."""
+
+    def __init__(self, inner: H5Stream) -> None:
+        self.inner = inner
+        self.memory = MemoryStream()
+        if getattr(inner, "write_prepared", None) is not None:
+            self.write_prepared = self._prepared
+
+    def write(self, data) -> None:
+        self.memory.write(data)
+        self.inner.write(data)
+
+    def _prepared(self, block) -> None:
+        self.memory.write(block.buffer)
+        self.inner.write_prepared(block)
+
+    def frame_end(self) -> None:
+        self.inner.frame_end()
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24) -> None:
+    """A recorder-like stream: schema, objects, two prepared blocks per frame, raw params and
+    raw writes into a block's series between frames, an object re-created (its handle is a new
+    object), new objects mid-recording, and commits at fixed frames."""
+    body = w.register_class("Body")
+    wheel = w.register_class("Wheel")
+    sim = w.register_class("Sim")
+    pos = w.register_attribute(body, "pos", DataType.FLOAT32, 3)
+    mass = w.register_attribute(body, "mass", DataType.FLOAT64)
+    gear = w.register_attribute(body, "gear", DataType.UINT32)
+    speed = w.register_attribute(wheel, "speed", DataType.FLOAT32)
+    force = w.register_attribute(wheel, "force", DataType.FLOAT32, 3)
+    clock = w.register_attribute(sim, "time", DataType.FLOAT64)
+    bodies = np.arange(10, 16, dtype=np.uint64)
+    wheels = np.arange(100, 124, dtype=np.uint64)
+    for h in bodies:
+        w.create_object(1, body, int(h), f"body{h}")
+    for h in wheels:
+        w.create_object(1, wheel, int(h), f"wheel{h}")
+    w.create_object(1, sim, 1, "sim")
+    block = w.prepare_attributes(1, [
+        PreparedColumn(bodies, pos), PreparedColumn(bodies, gear),
+        PreparedColumn(wheels, speed), PreparedColumn(wheels, force, 1),
+    ])
+    clock_block = w.prepare_attributes(1, [PreparedColumn([1], clock)])
+    rng = np.random.default_rng(7)
+    for f in range(frames):
+        w.start_frame(1, f + 1)
+        if f in (0, 5, 13):  # params written on change, between blocks
+            w.set_attribute_batch(1, bodies, mass, rng.normal(size=len(bodies)))
+        for view in block.views:
+            view[...] = rng.integers(0, 50, size=view.shape) if view.dtype.kind == "u" else rng.normal(
+                size=view.shape)
+        w.write_prepared(block)
+        if f == 7:  # an ordinary write into a block's series, in the same batch
+            w.set_attribute(1, int(wheels[3]), speed, 42.0)
+        if f == 9:  # a handle becomes another object: the block's series change
+            w.destroy_object(1, int(bodies[2]))
+            w.create_object(1, body, int(bodies[2]), "reborn")
+        if f == 11:  # new objects written by ordinary commands, another context
+            w.create_object(2, body, 999, "late")
+            w.set_attribute(2, 999, pos, [1.0, 2.0, 3.0])
+            w.set_attribute(2, int(bodies[0]), gear, 3)  # a context exception in a block series
+        clock_block.views[0][...] = f / 60
+        w.write_prepared(clock_block)
+        w.stop_frame(1, f + 1)
+        if f in (3, 10, 17):
+            flush()
+
+
+def _record(path: Path, cls: type[H5Stream], **kw) -> bytes:
+    stream = cls(path, flush_interval=1e9, **kw)
+    tee = _Tee(stream)
+    with OmniPvdWriter(tee) as w:
+        _scenario(w, stream.flush)
+    return tee.memory.getvalue()
+
+
+def _datasets(path: Path) -> dict[str, object]:
+    out: dict[str, object] = {}
+    with h5py.File(path, "r") as f:
+        out["/"] = {k: np.asarray(v).tolist() for k, v in f.attrs.items() if k != "source"}
+        out["/"]["error"] = str(out["/"]["error"]).replace(str(path), "PATH")
+
+        def visit(name: str, obj) -> None:
+            if isinstance(obj, h5py.Dataset):
+                out[name] = obj[()]
+            out[name + "@"] = {k: np.asarray(v).tolist() for k, v in obj.attrs.items()}
+
+        f.visititems(visit)
+    return out
+
+
+def _assert_same_file(a: Path, b: Path) -> None:
+    da, db = _datasets(a), _datasets(b)
+    assert da.keys() == db.keys()
+    for k in da:
+        if isinstance(da[k], np.ndarray):
+            assert da[k].dtype == db[k].dtype, k
+            assert da[k].shape == db[k].shape, k
+            if da[k].dtype.hasobject:  # strings: compare the values, not the pointers
+                assert da[k].tolist() == db[k].tolist(), k
+            else:
+                assert da[k].tobytes() == db[k].tobytes(), k
+        else:
+            assert da[k] == db[k], k
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_prepared_hook_writes_the_file_the_bytes_give(tmp_path: Path, compact: bool) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    fast, slow = tmp_path / "a" / "rec.h5", tmp_path / "b" / "rec.h5"
+    data = _record(fast, H5Stream, compact=compact)
+    data_b = _record(slow, _BytesOnly, compact=compact)
+    assert data == data_b
+    assert h5_to_ovd_bytes(fast) == data
+    _assert_same_file(fast, slow)
+    with h5py.File(fast, "r") as f:
+        assert f.attrs["complete"]
+        assert compact or len(f["log/commits"]) > 4  # several batches, each with block frames
+    rec = Recording.open(fast)
+    assert len(rec.frames) == 24
+
+
+def test_prepared_hook_writes_nothing_twice_and_counts_bytes(tmp_path: Path) -> None:
+    stream = H5Stream(tmp_path / "x.h5", flush_interval=1e9, compact=False)
+    with OmniPvdWriter(stream) as w:
+        _scenario(w, stream.flush, frames=6)
+        written = w.bytes_written
+    assert stream.bytes_written == written
+    assert len(h5_to_ovd_bytes(tmp_path / "x.h5")) == written
+
+
+def test_damage_before_a_block_keeps_the_rest_verbatim(tmp_path: Path) -> None:
+    """Bytes that break the stream before a block: both paths keep everything after verbatim."""
+    outs = []
+    for cls, name in ((H5Stream, "a/rec.h5"), (_BytesOnly, "b/rec.h5")):
+        (tmp_path / name).parent.mkdir()
+        stream = cls(tmp_path / name, flush_interval=1e9, compact=False)
+        tee = _Tee(stream)
+        w = OmniPvdWriter(tee)
+        c = w.register_class("C")
+        a = w.register_attribute(c, "v", DataType.FLOAT32)
+        w.create_object(1, c, 5, "o")
+        block = w.prepare_attributes(1, [PreparedColumn([5], a)])
+        w.start_frame(1, 1)
+        w.write_prepared(block)
+        w.stop_frame(1, 1)
+        tee.write(b"\xee\x01\x02")  # not a command
+        for f in range(2, 5):
+            w.start_frame(1, f)
+            block.views[0][...] = f
+            w.write_prepared(block)
+            w.stop_frame(1, f)
+        w.close()
+        outs.append((tmp_path / name, tee.memory.getvalue()))
+    (a, da), (b, db) = outs
+    assert da == db
+    assert h5_to_ovd_bytes(a) == da
+    _assert_same_file(a, b)
