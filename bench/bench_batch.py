@@ -4,8 +4,9 @@ The default sedan (direct drive, 3 substeps, dt = 1/60 s) on a flat plane, throt
 slow steer sine, N = 1, 16, 64, 256, 1024 vehicles side by side. For each N:
 
 * ``fleet``: ``Fleet.step`` (one compiled kernel per component over the batch), single-threaded;
-* ``per-vehicle``: the previous engine — N ``Vehicle`` objects stepped one after another through
-  their own component sequences — at N = 1 and 16 (it costs the same per vehicle at any N);
+* ``per-vehicle``: the previous engine — N vehicles stepped one after another through the
+  per-vehicle components (``Vehicle.reference_sequence()``, the plain-numpy reference with the
+  old fused suspension and tire kernels) — at N = 1 and 16 (the same cost per vehicle at any N);
 * ``+h5`` / ``+ovd``: what recording every param and state of every vehicle each frame adds,
   per vehicle-step, and the file's bytes per vehicle-step.
 
@@ -81,6 +82,7 @@ def bench_per_vehicle(n: int, seconds: float, repeats: int) -> list[float]:
     params = load_preset("sedan")
     cars = [Vehicle(params) for _ in range(n)]
     for i, car in enumerate(cars):
+        car.sequence = car.reference_sequence()
         car.place_on_road(lat=4.0 * i)
     counter = [0]
 

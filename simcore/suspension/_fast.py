@@ -73,6 +73,16 @@ def _scatter(axes, lng, lat, vrt):  # pragma: no cover - compiled
 
 
 @numba.njit(**_JIT)
+def _half_angle(angle):  # pragma: no cover - compiled
+    """``(cos(angle / 2), sin(angle / 2))``, without the two calls for a zero angle (most wheel
+    angles in a pose are: no camber, no steer, no rotation). Exact: cos(±0) = 1, sin(±0) = ±0."""
+    h = 0.5 * angle
+    if h == 0.0:
+        return 1.0, h
+    return np.cos(h), np.sin(h)
+
+
+@numba.njit(**_JIT)
 def wheel_pose(axes, signs, g, i, jounce, camber, yaw, rot, b_pos, b_quat):  # pragma: no cover - compiled
     """World pose ``(px, py, pz, qx, qy, qz, qw)`` of wheel ``i`` (the chain of :mod:`simcore.wheel.helpers`).
 
@@ -81,13 +91,13 @@ def wheel_pose(axes, signs, g, i, jounce, camber, yaw, rot, b_pos, b_quat):  # p
     """
     unspecified = UNSPECIFIED_JOUNCE
     bx, by, bz, bw = b_quat[0], b_quat[1], b_quat[2], b_quat[3]
-    cr, sr = np.cos(0.5 * camber), np.sin(0.5 * camber)
-    cy, sy = np.cos(0.5 * yaw), np.sin(0.5 * yaw)
+    cr, sr = _half_angle(camber)
+    cy, sy = _half_angle(yaw)
     fx, fy, fz = _scatter(axes, signs[0] * cy * sr, signs[1] * sy * sr, signs[2] * sy * cr)
     sx, sy_, sz, sw = qmul(
         g[i, G_SQUAT], g[i, G_SQUAT + 1], g[i, G_SQUAT + 2], g[i, G_SQUAT + 3], fx, fy, fz, cy * cr
     )
-    cp, sp = np.cos(0.5 * rot), np.sin(0.5 * rot)
+    cp, sp = _half_angle(rot)
     hx, hy, hz = _scatter(axes, 0.0, signs[1] * sp, 0.0)
     wx, wy, wz, ww = qmul(
         g[i, G_WQUAT], g[i, G_WQUAT + 1], g[i, G_WQUAT + 2], g[i, G_WQUAT + 3], hx, hy, hz, cp
