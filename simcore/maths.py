@@ -43,7 +43,7 @@ def quat_identity(n: int | None = None) -> np.ndarray:
 # equal or 1 (broadcast) and write into ``out``; the public functions below route 1-d/2-d inputs
 # here and anything of higher rank through equivalent numpy code.
 
-_JIT = {"cache": True, "nogil": True}
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 
 @numba.njit(**_JIT)

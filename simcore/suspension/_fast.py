@@ -40,7 +40,7 @@ from simcore.suspension.params import (
 from simcore.suspension.states import NO_INTERSECTION_SEPARATION, UNSPECIFIED_JOUNCE
 from simcore.wheel.params import WheelParams
 
-_JIT = {"cache": True, "nogil": True}
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 # Columns of the packed per-wheel geometry array (n, GEOM_WIDTH) built by :func:`pack_geometry`.
 G_SPOS, G_SQUAT, G_TDIR, G_TDIST, G_WPOS, G_WQUAT = 0, 3, 7, 10, 11, 14

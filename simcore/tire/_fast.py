@@ -41,7 +41,7 @@ from simcore.tire.functions import MINIMUM_SLIP_THRESHOLD
 from simcore.tire.params import TireForceParams
 from simcore.wheel.params import WheelParams
 
-_JIT = {"cache": True, "nogil": True}
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 # Columns of the packed tire params (n, TIRE_WIDTH).
 T_LSX, T_LSY, T_LONG, T_CAMBER, T_REST = 0, 1, 2, 3, 4
