@@ -668,6 +668,12 @@ class Vehicle:
         self._params = value
 
     @property
+    def fleet(self) -> Any:
+        """The batch this vehicle runs in: a :class:`~simcore.fleet.Fleet` of one, whose
+        ``sequence`` is this vehicle's (None for a fleet member or adopted states)."""
+        return self._fleet
+
+    @property
     def states(self) -> VehicleStates:
         """Every state of the vehicle (arrays updated in place by the components).
 
