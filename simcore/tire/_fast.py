@@ -18,6 +18,7 @@ the batch kernel too.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numba
@@ -100,9 +101,17 @@ def _fused(
         nx, ny, nz = plane[i, 0], plane[i, 1], plane[i, 2]
         on = separation[i] <= 0.0
         # --- wheel axes with steer, toe and camber (compute_tire_wheel_axes) ---
-        _, _, _, qx, qy, qz, qw = _wheel_pose(
-            axes, signs, g, i, unspecified, comp_camber[i], steer[i] + comp_toe[i], 0.0, origin, b_quat
-        )
+        # The contact point below needs the pose without toe and camber; with no compliance (+0.0
+        # toe and camber) the two poses have the same orientation to the bit, so one call serves.
+        no_compliance = (comp_camber[i] == 0.0 and math.copysign(1.0, comp_camber[i]) > 0.0
+                         and comp_toe[i] == 0.0 and math.copysign(1.0, comp_toe[i]) > 0.0)
+        if no_compliance:
+            pose = _wheel_pose(axes, signs, g, i, unspecified, 0.0, steer[i] + 0.0, 0.0, b_pos, b_quat)
+            qx, qy, qz, qw = pose[3], pose[4], pose[5], pose[6]
+        else:
+            _, _, _, qx, qy, qz, qw = _wheel_pose(
+                axes, signs, g, i, unspecified, comp_camber[i], steer[i] + comp_toe[i], 0.0, origin, b_quat
+            )
         ltx, lty, ltz = qrot(qx, qy, qz, qw, lat_x, lat_y, lat_z)
         lgx, lgy, lgz = qrot(qx, qy, qz, qw, lng_x, lng_y, lng_z)
         # --- directions (tire_dirs_from_axes) ---
@@ -120,7 +129,8 @@ def _fused(
         directions[i, 0, 0], directions[i, 0, 1], directions[i, 0, 2] = d0x, d0y, d0z
         directions[i, 1, 0], directions[i, 1, 1], directions[i, 1, 2] = d1x, d1y, d1z
         # --- contact-point speeds (tire_slip_speeds_update) ---
-        pose = _wheel_pose(axes, signs, g, i, unspecified, 0.0, steer[i] + 0.0, 0.0, b_pos, b_quat)
+        if not no_compliance:
+            pose = _wheel_pose(axes, signs, g, i, unspecified, 0.0, steer[i] + 0.0, 0.0, b_pos, b_quat)
         px, py, pz = pose[0], pose[1], pose[2]
         dx, dy, dz = qrot(bx, by, bz, bw, g[i, G_TDIR], g[i, G_TDIR + 1], g[i, G_TDIR + 2])
         radius = g[i, G_RADIUS]
