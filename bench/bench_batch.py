@@ -8,7 +8,8 @@ slow steer sine, N = 1, 16, 64, 256, 1024 vehicles side by side. For each N:
   per-vehicle components (``Vehicle.reference_sequence()``, the plain-numpy reference with the
   old fused suspension and tire kernels) — at N = 1 and 16 (the same cost per vehicle at any N);
 * ``+h5`` / ``+ovd``: what recording every param and state of every vehicle each frame adds,
-  per vehicle-step, and the file's bytes per vehicle-step.
+  per vehicle-step, in steady state (after the first frames, which create every vehicle's
+  object graph), and the file's growth in bytes per vehicle-step.
 
 Each figure is the best and the median of ``--repeats`` timed runs after a warm-up (compilation
 and caches excluded): the machine is shared and noisy, so compare within one run.
@@ -100,31 +101,45 @@ def bench_per_vehicle(n: int, seconds: float, repeats: int) -> list[float]:
 
 
 def bench_recording(n: int, suffix: str, seconds: float, repeats: int) -> tuple[list[float], float]:
-    """Seconds per recorded fleet step and file bytes per vehicle-step, for ``.h5`` or ``.ovd``."""
+    """Seconds per recorded fleet step and file bytes per vehicle-step, for ``.h5`` or ``.ovd``.
+
+    Steady state: each run records :data:`SETUP_FRAMES` frames first (the object graphs of every
+    vehicle, the params, the first commit), untimed, then times the frames that follow and the
+    close. Bytes per vehicle-step are the growth over a run that stops after the setup frames."""
     from simcore.cli.record import open_writer
     from simcore.pvd.recorder import PvdRecorder
 
     per_step: list[float] = []
     sizes: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(repeats + 1):  # the first run warms up
+        base = 0
+        for r in range(repeats + 1):  # run 0: setup frames only (warm-up, and the size baseline)
             fleet = Fleet.from_preset("sedan", n)
             fleet.place_on_road()
             path = Path(tmp) / f"fleet{r}{suffix}"
             recorder = PvdRecorder(open_writer(path))
             recorder.attach_fleet(fleet)
-            steps = 5 if r == 0 else _steps_for(seconds, per_step[-1] if per_step else 0.01)
-            t = time.perf_counter()
-            for k in range(steps):
+            for k in range(SETUP_FRAMES):
                 _drive_fleet(fleet, k)
                 fleet.step(DT)
+            steps = 0 if r == 0 else _steps_for(seconds, per_step[-1] if per_step else 0.02 * n / 256)
+            t = time.perf_counter()
+            for k in range(steps):
+                _drive_fleet(fleet, SETUP_FRAMES + k)
+                fleet.step(DT)
             recorder.close()
-            wall = (time.perf_counter() - t) / steps
-            if r:
-                per_step.append(wall)
-                sizes.append(os.path.getsize(path) / (steps * n))
+            wall = time.perf_counter() - t
+            if r == 0:
+                base = os.path.getsize(path)
+            else:
+                per_step.append(wall / steps)
+                sizes.append((os.path.getsize(path) - base) / (steps * n))
             os.unlink(path)
     return per_step, statistics.median(sizes)
+
+
+#: Frames recorded before timing a recording (object graphs, params, first commit).
+SETUP_FRAMES = 3
 
 
 def _us(seconds_per_step: list[float], n: int) -> tuple[float, float]:
