@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -162,7 +163,12 @@ class VehicleParams:
     def validate(self) -> None:
         """Validate every part and the wheel counts, then the physical bounds of
         :data:`simcore.limits.PARAM_BOUNDS` (a :class:`~simcore.limits.ParamBoundsError`);
-        ``ValueError`` names the part, field and wheel."""
+        ``ValueError`` names the part, field and wheel.
+
+        Params are immutable, so a set that passed is remembered and not checked again (a fleet
+        of 1,000 copies validates once)."""
+        if self in _VALIDATED:
+            return
         n = self.nb_wheels
         ax = self.axle_description
         ax.validate()
@@ -193,6 +199,7 @@ class VehicleParams:
             plugin.validate(self)
         # Last: Vehicle2's own checks name the more basic problem (a negative mass) first.
         check_param_bounds(self)
+        _VALIDATED.add(self)
 
     def transform_and_scale(self, src_frame: Frame, trg_frame: Frame, src_scale: Scale,
                             trg_scale: Scale) -> VehicleParams:
@@ -216,6 +223,10 @@ class VehicleParams:
         """These params expressed in ``frame`` (and ``scale``, default unchanged)."""
         trg_scale = self.scale if scale is None else (scale if isinstance(scale, Scale) else Scale(scale))
         return self.transform_and_scale(self.frame, frame, self.scale, trg_scale)
+
+
+#: Params sets that passed :meth:`VehicleParams.validate` (immutable, so they stay valid).
+_VALIDATED: weakref.WeakSet[VehicleParams] = weakref.WeakSet()
 
 
 def _check_multipliers(name: str, params: Any, n: int) -> None:
@@ -624,15 +635,26 @@ class Vehicle:
             self._states = _adopt(states, params)
             default_sequence = None
         self.commands = VehicleCommands(self)
-        if sequence is not None:
-            self.sequence = sequence
-        else:
-            self.sequence = default_sequence or build_default_sequence(self, nb_substeps)
+        self._nb_substeps = nb_substeps
+        # A fleet member builds its per-vehicle sequence only if it is stepped on its own.
+        self._sequence: ComponentSequence | None = sequence if sequence is not None else default_sequence
         self.time = 0.0
         #: Steps since construction or the last :meth:`place_on_road` (numbers divergence errors).
         self.steps = 0
         #: Check the states after every step (:func:`simcore.limits.check_vehicle_states`).
         self.check_divergence = True
+
+    @property
+    def sequence(self) -> ComponentSequence:
+        """The component sequence :meth:`step` runs (editable, replaceable): the fleet-of-one's
+        batch components, or for a fleet member the per-vehicle components."""
+        if self._sequence is None:
+            self._sequence = build_default_sequence(self, self._nb_substeps)
+        return self._sequence
+
+    @sequence.setter
+    def sequence(self, value: ComponentSequence) -> None:
+        self._sequence = value
 
     def reference_sequence(self) -> ComponentSequence:
         """The default sequence built from the per-vehicle components over this vehicle's states:
