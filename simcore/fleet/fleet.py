@@ -247,6 +247,17 @@ class Fleet:
                 exc.what = f"{self.names[i]} {exc.what}"
             raise
 
+    def record(self, writer: Any, **options: Any) -> Any:
+        """Record every vehicle's params and states each step through an OmniPVD ``writer``
+        (``.ovd``, ``.h5`` or memory): a :class:`~simcore.pvd.recorder.PvdRecorder` (``options``
+        are its keyword arguments, e.g. ``timestamps="frame"``) with this fleet attached; close it
+        (or use it as a context manager) when done."""
+        from simcore.pvd.recorder import PvdRecorder
+
+        recorder = PvdRecorder(writer, **options)
+        recorder.attach_fleet(self)
+        return recorder
+
     # --- read-outs --------------------------------------------------------------------------------
 
     @property

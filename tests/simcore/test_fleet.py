@@ -191,3 +191,18 @@ def test_names_must_be_unique_and_one_per_vehicle():
     with pytest.raises(ValueError, match="1 names for 2 vehicles"):
         Fleet.from_preset("sedan", 2, names=["x"])
     assert Fleet.from_preset("sedan", 2).names == ("vehicle_000", "vehicle_001")
+
+
+def test_fleet_record_writes_one_named_object_graph_per_vehicle(tmp_path):
+    from pvdkit.recording import Recording
+    from simcore.cli.record import open_writer
+
+    fleet = Fleet.from_preset("sedan", 3, names=["red", "green", "blue"])
+    fleet.place_on_road()
+    with fleet.record(open_writer(tmp_path / "f.ovd")):
+        for _ in range(4):
+            fleet.commands.throttle = [0.0, 0.5, 1.0]
+            fleet.step(1.0 / 60.0)
+    rec = Recording.open(tmp_path / "f.ovd")
+    assert sorted(o.name for o in rec.objects_of_class("Vehicle")) == ["blue", "green", "red"]
+    assert len(rec.frames) == 4
