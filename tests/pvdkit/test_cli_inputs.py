@@ -332,7 +332,7 @@ def test_h5_output_on_a_full_disk_is_one_line(capsys, ovd, tmp_path, monkeypatch
         raise RuntimeError("Can't write data (file write failed: errno = 28, error message = "
                            "'No space left on device')")
 
-    monkeypatch.setattr(h5writer.H5Writer, "_append_batch", full)
+    monkeypatch.setattr(h5writer.H5Writer, "_append_parts", full)
     out = tmp_path / "out.h5"
     status, _, err = run(capsys, "convert", str(ovd), str(out))
     assert status == 2
