@@ -47,6 +47,7 @@ from pvdkit.index.tables import (
     FrameTable,
     Message,
     RecordingData,
+    SampleBlocks,
     Samples,
     SeriesTable,
 )
@@ -735,6 +736,7 @@ class Recording:
         self._cache: dict[int, Series | ListSeries] = {}
         self._path_ids: dict[tuple[int, ...], int] = {p: i for i, p in enumerate(self._paths)}
         self._handle_lifetimes: dict[int, list[int]] | None = None
+        self._blocks: SampleBlocks | None = None
 
     # ---------------------------------------------------------------- opening
 
@@ -996,6 +998,53 @@ class Recording:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[sid] = s
         return s
+
+    def series_ids(self, objects: np.ndarray, paths: np.ndarray, family: np.ndarray) -> np.ndarray:
+        """Ids of the series (object index, path id, family) of each element, -1 where the
+        object has no such series (vectorised :meth:`series` look-up, for bulk tools)."""
+        key = (np.asarray(objects, np.int64) * self._n_paths + np.asarray(paths, np.int64)) * 2 + np.asarray(
+            family, np.int64)
+        j = np.minimum(np.searchsorted(self._series_sorted, key), max(len(self._series_sorted) - 1, 0))
+        if not len(self._series_sorted):
+            return np.full(len(key), -1, np.int64)
+        return np.where(self._series_sorted[j] == key, self._series_order[j], -1).astype(np.int64)
+
+    def series_by_id(self, sid: int) -> Series | ListSeries:
+        """The series of row ``sid`` of :meth:`series_table` (for bulk tools)."""
+        st = self._data.series
+        chain, name = self._path_name(int(st.path[sid]))
+        return self._series_by_id(sid, self.objects[int(st.object[sid])], chain, name, int(st.family[sid]))
+
+    def sample_blocks(self) -> SampleBlocks:
+        """The samples of every series at once (:class:`~pvdkit.index.tables.SampleBlocks`),
+        for tools that read them all: after :meth:`preload` an HDF5 recording gives them in one
+        gather per pool; other sources are gathered here, one block per sample size."""
+        if self._blocks is None:
+            self._blocks = self._data.sample_blocks() or self._gather_blocks()
+        return self._blocks
+
+    def _gather_blocks(self) -> SampleBlocks:
+        n = len(self._data.series)
+        block = np.full(n, -1, np.int32)
+        start = np.zeros(n, np.int64)
+        count = np.zeros(n, np.int64)
+        parts: dict[tuple[int, bool], list[tuple[int, Samples]]] = {}
+        for sid in range(n):
+            smp = self._data.load_samples(sid)
+            if smp.fixed is not None and len(smp):
+                parts.setdefault((smp.fixed.shape[1], smp.ops is not None), []).append((sid, smp))
+        frames, raw, ops = [], [], []
+        for b, ((size, listy), items) in enumerate(parts.items()):
+            sids = np.array([sid for sid, _ in items], np.int64)
+            lens = np.array([len(smp) for _, smp in items], np.int64)
+            block[sids], count[sids] = b, lens
+            start[sids] = np.cumsum(lens) - lens
+            frames.append(np.concatenate([smp.frames for _, smp in items]).astype(np.int32, copy=False))
+            fixed = np.concatenate([smp.fixed for _, smp in items]).reshape(-1, size)
+            raw.append(np.ascontiguousarray(fixed))
+            ops.append(np.concatenate([smp.ops for _, smp in items]).astype(np.uint8) if listy else None)
+        # One segment per held series (an empty one for the others).
+        return SampleBlocks(frames, raw, ops, block, count, np.arange(n + 1, dtype=np.int64), start, count)
 
     def series_ids_of(self, obj: Object) -> np.ndarray:
         """Ids of every series of an object (for bulk tools)."""

@@ -328,8 +328,11 @@ class Comparison:
     """
 
     def __init__(self, a: Recording, b: Recording, options: DiffOptions | None = None,
-                 name_a: str | None = None, name_b: str | None = None) -> None:
+                 name_a: str | None = None, name_b: str | None = None, *, bulk: bool = True) -> None:
         self.a, self.b = a, b
+        #: Compare the series of all object pairs at once (:mod:`pvdkit.diff.bulk`); False: one
+        #: object pair at a time (the reference the bulk path is tested against).
+        self.bulk = bulk
         self.options = options or DiffOptions()
         if self.options.align not in ("index", "time"):
             raise PvdError(f"align must be 'index' or 'time', got {self.options.align!r}")
@@ -444,6 +447,8 @@ class Comparison:
                 if self._alive_in_window(created, destroyed):
                     idt = ids[i]
                     out.append(ObjectChange(side, idt.label, idt.cls, o.name, created, destroyed))
+        live: list[tuple[int, int]] = []
+        lifetimes: list[SeriesDiff | None] = []
         for i, j in m.pairs:
             oa, ob = self.a.objects[i], self.b.objects[j]
             la, lb = self._life(oa, "a"), self._life(ob, "b")
@@ -454,9 +459,22 @@ class Comparison:
             tol = self.options.tolerances.for_attribute(idt.classes, "<lifetime>")
             if tol.ignore:
                 res.ignored += 1
+                lifetimes.append(None)
             else:
-                res.series.append(self._lifetime(idt.label, idt.cls, la, lb, tol))
-            self._object_series(res, i, j)
+                lifetimes.append(self._lifetime(idt.label, idt.cls, la, lb, tol))
+            live.append((i, j))
+        if self.bulk:
+            from pvdkit.diff.bulk import compare_pairs
+
+            per_pair, ignored = compare_pairs(self, live)
+        else:
+            per_pair = [[] for _ in live]
+            ignored = sum(self._object_series(out, i, j) for out, (i, j) in zip(per_pair, live, strict=True))
+        res.ignored += ignored
+        for life, series in zip(lifetimes, per_pair, strict=True):
+            if life is not None:
+                res.series.append(life)
+            res.series.extend(series)
 
     def _life(self, o, side: str) -> tuple[int, int | None]:
         c, d = o.created, o.destroyed
@@ -526,31 +544,36 @@ class Comparison:
 
     # ------------------------------------------------------------------ series of one object pair
 
-    def _object_series(self, res: DiffResult, i: int, j: int) -> None:
+    def _object_series(self, out: list[SeriesDiff], i: int, j: int) -> int:
+        """Compare every series of the object pair (i, j) one by one into ``out``; returns how
+        many were ignored. (:mod:`pvdkit.diff.bulk` does the same for all pairs at once.)"""
         oa, ob = self.a.objects[i], self.b.objects[j]
         idt = self.matching.ids_a[i]
         sa = {(s.name, s.family): s for s in self.a.all_series(oa)}
         sb = {(s.name, s.family): s for s in self.b.all_series(ob)}
+        ignored = 0
         for key in list(sa) + [k for k in sb if k not in sa]:
             name = key[0]
             tol = self.options.tolerances.for_attribute(idt.classes, name)
             if tol.ignore:
-                res.ignored += 1
+                ignored += 1
                 continue
-            x, y = sa.get(key), sb.get(key)
-            if x is not None and y is not None:
-                sd = self._identical(x, y, idt.label, idt.cls, name, tol)
-                if sd is not None:
-                    if sd.compared:
-                        sd.index_a, sd.index_b = i, j
-                        res.series.append(sd)
-                    continue
-            pa = self._prepare(x, "a") if x is not None else None
-            pb = self._prepare(y, "b") if y is not None else None
-            sd = self._compare_prepared(pa, pb, idt.label, idt.cls, name, tol)
+            sd = self._series_pair(sa.get(key), sb.get(key), idt.label, idt.cls, name, tol)
             if sd is not None:
                 sd.index_a, sd.index_b = i, j
-                res.series.append(sd)
+                out.append(sd)
+        return ignored
+
+    def _series_pair(self, x: Series | ListSeries | None, y: Series | ListSeries | None, label: str,
+                     cls: str, name: str, tol: Tolerance) -> SeriesDiff | None:
+        """The comparison of one attribute of one object pair (None: nothing in the window)."""
+        if x is not None and y is not None:
+            sd = self._identical(x, y, label, cls, name, tol)
+            if sd is not None:
+                return sd if sd.compared else None
+        pa = self._prepare(x, "a") if x is not None else None
+        pb = self._prepare(y, "b") if y is not None else None
+        return self._compare_prepared(pa, pb, label, cls, name, tol)
 
     def _identical(self, x: Series | ListSeries, y: Series | ListSeries, label: str, cls: str, name: str,
                    tol: Tolerance) -> SeriesDiff | None:

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pvdkit.recording import ListSeries, Recording
-from pvdkit.types import DataType
+from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET
+from pvdkit.recording import ListSeries, Recording, Series
+from pvdkit.types import Command, DataType
 
 __all__ = ["NULL", "UNRESOLVED", "HandleResolver", "Matching", "ObjectIdentity", "match_objects",
            "object_identities"]
@@ -59,12 +60,22 @@ class HandleResolver:
         self._group = group
         # (group, created) as one sortable int64 key: frames are int32 ≥ -1.
         self._key = group * _GROUP_SHIFT + (created[order] + 1)
-        # handle -> [(created, index), …] for the scalar path (few values per call).
-        self._lives: dict[int, list[tuple[int, int]]] = {}
-        for h, c, i in zip(handles.tolist(), created.tolist(), range(len(handles)), strict=True):
-            self._lives.setdefault(h, []).append((c, i))
-        for lives in self._lives.values():
-            lives.sort()
+        self._handles, self._created = handles, created
+        self._lives_by_handle: dict[int, list[tuple[int, int]]] | None = None
+
+    @property
+    def _lives(self) -> dict[int, list[tuple[int, int]]]:
+        """handle -> [(created, index), …] for the scalar path (few values per call); built on
+        first use (a bulk diff never needs it)."""
+        if self._lives_by_handle is None:
+            lives_of: dict[int, list[tuple[int, int]]] = {}
+            for h, c, i in zip(self._handles.tolist(), self._created.tolist(), range(len(self._handles)),
+                               strict=True):
+                lives_of.setdefault(h, []).append((c, i))
+            for lives in lives_of.values():
+                lives.sort()
+            self._lives_by_handle = lives_of
+        return self._lives_by_handle
 
     def _resolve_one(self, h: int, f: int) -> int:
         if h == 0:
@@ -137,59 +148,117 @@ def _edges(rec: Recording, resolver: HandleResolver) -> list[list[tuple[str, int
     entries: list[tuple[int, str, int, bool]] = []  # object, attribute, column, is list
     values: list[np.ndarray] = []
     frames: list[np.ndarray] = []
-    for sid in np.flatnonzero(np.isin(st.path, np.fromiter(ref_paths, np.int64))):
-        o = int(st.object[sid])
-        s = rec.series(rec.objects[o], ref_paths[int(st.path[sid])])
-        if len(s) == 0:
+    cand = np.flatnonzero(np.isin(st.path, np.fromiter(ref_paths, np.int64)))
+    c_obj, c_path = st.object[cand].astype(np.int64), st.path[cand].astype(np.int64)
+    # The series rec.series(object, path) reads: the list family for a unique-list attribute,
+    # else the set family (or, for a path through unregistered attributes, whichever exists).
+    is_list = {pid: all(h in attrs for h in p) and attrs[p[-1]].kind == "unique_list"
+               for pid, p in ref_paths.items()}
+    c_fam = np.array([FAMILY_LIST if is_list[p] else FAMILY_SET for p in c_path.tolist()], np.int64)
+    target = rec.series_ids(c_obj, c_path, c_fam)
+    partial_path = {pid: not all(h in attrs for h in p) for pid, p in ref_paths.items()}
+    partial = np.array([partial_path[p] for p in c_path.tolist()], bool)
+    retry = partial & (target < 0)
+    if retry.any():
+        target[retry] = rec.series_ids(c_obj[retry], c_path[retry], np.full(int(retry.sum()), FAMILY_LIST))
+    held = _held_handles(rec, target)
+    names = {pid: rec.path_name(pid) for pid in ref_paths}
+    for o, pid, sid in zip(c_obj.tolist(), c_path.tolist(), target.tolist(), strict=True):
+        if sid < 0:
             continue
-        if isinstance(s, ListSeries):
-            items = s.items
-            if isinstance(items, np.ndarray) and items.dtype == np.uint64 and items.ndim == 1:
-                entries.append((o, s.name, -1, True))
-                values.append(items[s.added])
-                frames.append(s.frames[s.added])
+        name = names[pid]
+        got = held.get(sid)
+        if got is not None:
+            vals, fr, added = got
+            if added is not None:
+                entries.append((o, name, -1, True))
+                values.append(vals[added, 0])
+                frames.append(fr[added])
+                continue
+            w = vals.shape[1]
+            for j in range(w):
+                entries.append((o, name, j if w > 1 else -1, False))
+                values.append(vals[:, j])
+                frames.append(fr)
             continue
-        raw = s.raw
-        if isinstance(raw, list):
-            width = max((len(r) for r in raw), default=0)
-            cols = [[i for i, r in enumerate(raw) if len(r) > j] for j in range(width)]
-            columns = [(np.array([raw[i][j] for i in c]), s.frames[c]) for j, c in enumerate(cols)]
-        elif raw.ndim == 1:
-            columns = [(raw, s.frames)]
-        else:
-            columns = [(raw[:, j], s.frames) for j in range(raw.shape[1])]
-        for j, (vals, fr) in enumerate(columns):
-            if vals.dtype != np.uint64:
-                break
-            entries.append((o, s.name, j if len(columns) > 1 else -1, False))
-            values.append(vals)
-            frames.append(fr)
+        _series_columns(rec.series_by_id(sid), o, entries, values, frames)
     if not entries:
         return out
     targets = resolver.resolve(np.concatenate(values), np.concatenate(frames).astype(np.int64))
-    at = 0
-    for (o, name, col, is_list), vals in zip(entries, values, strict=True):
-        t = targets[at:at + len(vals)]
-        at += len(vals)
-        edges = out[o]
+    # Distinct targets of each entry in order of first appearance, all entries at once.
+    lens = np.fromiter((len(v) for v in values), np.int64, len(values))
+    entry = np.repeat(np.arange(len(entries)), lens)
+    pos = np.arange(len(targets))
+    ok = targets >= 0
+    entry, tgt, pos = entry[ok], targets[ok], pos[ok]
+    by = np.lexsort((pos, tgt, entry))
+    first = np.ones(len(by), bool)
+    first[1:] = (entry[by][1:] != entry[by][:-1]) | (tgt[by][1:] != tgt[by][:-1])
+    keep = by[first]
+    keep = keep[np.lexsort((pos[keep], entry[keep]))]
+    e_of, child_of = entry[keep], tgt[keep]
+    rank = np.arange(len(keep)) - np.searchsorted(e_of, e_of)  # m: order within its entry
+    for e, child, m in zip(e_of.tolist(), child_of.tolist(), rank.tolist(), strict=True):
+        o, name, col, is_list = entries[e]
         if is_list:
-            for pos, child in enumerate(_first_appearance(t)):
-                edges.append((name, pos, f"{name}[{pos}]", child, True))
+            out[o].append((name, m, f"{name}[{m}]", child, True))
             continue
         base = name if col < 0 else f"{name}.{col}"
-        for m, child in enumerate(_first_appearance(t)):
-            label = base if m == 0 else f"{base}~{m}"
-            edges.append((name, max(col, 0) * (1 << 20) + m, label, child, m == 0))
+        out[o].append((name, max(col, 0) * (1 << 20) + m, base if m == 0 else f"{base}~{m}", child, m == 0))
     return out
 
 
-def _first_appearance(targets: np.ndarray) -> list[int]:
-    """Distinct object indices (≥ 0) in order of first appearance."""
-    if len(targets) <= 64:
-        return [v for v in dict.fromkeys(targets.tolist()) if v >= 0]
-    t = targets[targets >= 0]
-    uniq, first = np.unique(t, return_index=True)
-    return [int(v) for v in uniq[np.argsort(first, kind="stable")]]
+def _held_handles(rec: Recording, sids: np.ndarray
+                  ) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """(handles ``(n, width)`` uint64, frames, added mask of a list or None) of the series
+    ``sids`` held in the recording's sample blocks with whole 8-byte handles, read in one gather
+    per block (the rest: :func:`_series_columns`)."""
+    blocks = rec.sample_blocks()
+    out: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+    sids = np.unique(sids[sids >= 0])
+    blk = blocks.block[sids]
+    for b in np.unique(blk[blk >= 0]).tolist():
+        raw, ops = blocks.raw[b], blocks.ops[b]
+        if raw.shape[1] % 8 or (ops is not None and raw.shape[1] != 8):
+            continue
+        these = sids[blk == b]
+        rows = blocks.rows(these)
+        vals = raw.view(np.uint64)[rows]
+        fr = blocks.frames[b][rows]
+        added = ops[rows] == Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE if ops is not None else None
+        ends = np.cumsum(blocks.count[these])
+        for sid, e, n in zip(these.tolist(), ends.tolist(), blocks.count[these].tolist(), strict=True):
+            out[sid] = (vals[e - n:e], fr[e - n:e], added[e - n:e] if added is not None else None)
+    return out
+
+
+def _series_columns(s: Series | ListSeries, o: int, entries: list[tuple[int, str, int, bool]],
+                    values: list[np.ndarray], frames: list[np.ndarray]) -> None:
+    """The reference columns of one series read through the query model (any storage)."""
+    if len(s) == 0:
+        return
+    if isinstance(s, ListSeries):
+        items = s.items
+        if isinstance(items, np.ndarray) and items.dtype == np.uint64 and items.ndim == 1:
+            entries.append((o, s.name, -1, True))
+            values.append(items[s.added])
+            frames.append(s.frames[s.added])
+        return
+    raw = s.raw
+    if isinstance(raw, list):
+        width = max((len(r) for r in raw), default=0)
+        cols = [[i for i, r in enumerate(raw) if len(r) > j] for j in range(width)]
+        columns = [(np.array([raw[i][j] for i in c]), s.frames[c]) for j, c in enumerate(cols)]
+    elif raw.ndim == 1:
+        columns = [(raw, s.frames)]
+    else:
+        columns = [(raw[:, j], s.frames) for j in range(raw.shape[1])]
+    for j, (vals, fr) in enumerate(columns):
+        if vals.dtype != np.uint64:
+            break
+        entries.append((o, s.name, j if len(columns) > 1 else -1, False))
+        values.append(vals)
+        frames.append(fr)
 
 
 def object_identities(rec: Recording, resolver: HandleResolver | None = None) -> list[ObjectIdentity]:
@@ -197,16 +266,18 @@ def object_identities(rec: Recording, resolver: HandleResolver | None = None) ->
     resolver = resolver or HandleResolver(rec)
     n = len(rec.objects)
     edges = _edges(rec, resolver)
-    referenced = np.zeros(n, bool)
+    # Plain lists, not numpy arrays: this walk touches one element at a time.
+    referenced = [False] * n
     for o, es in enumerate(edges):
-        es.sort(key=lambda e: (e[0], e[1]))
-        for _, _, _, child, _ in es:
-            if child != o:
-                referenced[child] = True
-    parent = np.full(n, -1, np.int64)
+        if es:
+            es.sort(key=lambda e: (e[0], e[1]))
+            for _, _, _, child, _ in es:
+                if child != o:
+                    referenced[child] = True
+    parent = [-1] * n
     edge_label: list[str | None] = [None] * n
-    depth = np.zeros(n, np.int64)
-    visited = np.zeros(n, bool)
+    depth = [0] * n
+    visited = [False] * n
     order: list[int] = []
 
     def walk(seeds: list[int], secondary: bool) -> None:
@@ -238,13 +309,14 @@ def object_identities(rec: Recording, resolver: HandleResolver | None = None) ->
         if not visited[i]:
             walk(add_roots([i]), secondary=True)
 
+    objects = rec.objects
     bases: list[tuple] = [()] * n
     keys: list[tuple] = [()] * n
     counters: dict[tuple, int] = {}
     for i in order:
-        o = rec.objects[i]
+        o = objects[i]
         cls = o.cls.name if o.cls is not None else "<implicit>"
-        p = int(parent[i])
+        p = parent[i]
         base = (cls, o.name, keys[p] if p >= 0 else None, edge_label[i])
         k = counters.get(base, 0)
         counters[base] = k + 1
@@ -252,12 +324,13 @@ def object_identities(rec: Recording, resolver: HandleResolver | None = None) ->
         keys[i] = (*base, k)
 
     labels: list[str] = [""] * n
+    chains: dict[int, tuple[str, ...]] = {}
     out: dict[int, ObjectIdentity] = {}
     for i in order:
-        o = rec.objects[i]
+        o = objects[i]
         base, k = bases[i], keys[i][-1]
         cls = base[0]
-        p = int(parent[i])
+        p = parent[i]
         if p < 0:
             text = o.name if o.name else f"<{cls}>"
         else:
@@ -265,8 +338,13 @@ def object_identities(rec: Recording, resolver: HandleResolver | None = None) ->
         if counters[base] > 1:
             text += f"#{k}"
         labels[i] = text
-        classes = tuple(c.name for c in o.cls.mro) if o.cls is not None else (cls,)
-        out[i] = ObjectIdentity(keys[i], text, cls, o.name, classes, int(depth[i]))
+        if o.cls is not None:
+            classes = chains.get(id(o.cls))
+            if classes is None:
+                classes = chains[id(o.cls)] = tuple(c.name for c in o.cls.mro)
+        else:
+            classes = (cls,)
+        out[i] = ObjectIdentity(keys[i], text, cls, o.name, classes, depth[i])
     return [out[i] for i in range(n)]
 
 

@@ -36,6 +36,7 @@ from pvdkit.index.tables import (
     Message,
     ObjectTable,
     RecordingData,
+    SampleBlocks,
     Samples,
     SeriesTable,
 )
@@ -634,6 +635,7 @@ class _H5Samples:
         if len(seg):
             np.maximum.at(used, seg["pool"], seg["start"] + seg["count"])
         self.used = used
+        self._blocks: SampleBlocks | None = None
 
     def pool(self, p: int) -> _Pool:
         return self.pools[p]
@@ -689,6 +691,49 @@ class _H5Samples:
         self.loaded = True
 
 
+    def sample_blocks(self) -> SampleBlocks | None:
+        """Every series held in one fixed-size pool as rows of that pool reordered series after
+        series (one gather per pool: the segments of an uncompacted file, one per commit, are
+        joined without a call per segment); None until :meth:`preload` has read the pools."""
+        if not self.loaded:
+            return None
+        if self._blocks is None:
+            self._blocks = self._build_blocks()
+        return self._blocks
+
+    def _build_blocks(self) -> SampleBlocks:
+        seg, n_series = self.seg, len(self.seg_first) - 1
+        sid, pool = seg["series"].astype(np.int64), seg["pool"].astype(np.int64)
+        total = np.bincount(sid, weights=seg["count"], minlength=n_series).astype(np.int64)
+        # A series is held when all its segments lie in one fixed-size pool.
+        n_seg = np.diff(self.seg_first)
+        first_pool = np.where(n_seg > 0, pool[np.minimum(self.seg_first[:-1], max(len(pool) - 1, 0))], -1) \
+            if len(pool) else np.full(n_series, -1, np.int64)
+        mixed = np.zeros(n_series, bool)
+        if len(pool):
+            mixed[sid[pool != first_pool[sid]]] = True
+        fixed = np.array([self.pools[i].starts is None for i in range(len(self.pool_names))] + [False], bool)
+        held = ~mixed & (total > 0) & fixed[first_pool]
+        block_of_pool = np.cumsum(fixed[:-1]) - 1
+        block = np.where(held, block_of_pool[np.maximum(first_pool, 0)] if len(block_of_pool) else -1,
+                         -1).astype(np.int32)
+        frames, raw, ops = [], [], []
+        for p in range(len(self.pool_names)):
+            cur = self.pools[p]
+            if cur.starts is not None:
+                continue
+            vals = np.asarray(cur.values)
+            vals = vals.astype(vals.dtype.newbyteorder("<"), copy=False)
+            n = len(vals)
+            size = vals.dtype.itemsize * _prod(vals.shape[1:])
+            raw.append(np.ascontiguousarray(vals).view(np.uint8).reshape(n, size))
+            f = np.asarray(cur.frames)
+            frames.append(f if f.dtype == np.int32 else f.astype(np.int32))
+            ops.append(np.asarray(cur.ops).astype(np.uint8, copy=False) if cur.ops is not None else None)
+        return SampleBlocks(frames, raw, ops, block, total, self.seg_first.astype(np.int64),
+                            seg["start"].astype(np.int64), seg["count"].astype(np.int64))
+
+
 def _var_extent(src: _Source, values: h5py.Dataset, starts: np.ndarray | None,
                 lengths: np.ndarray | None) -> int:
     """Elements of a variable pool's ``values`` that its (used) samples cover, after checking
@@ -722,34 +767,50 @@ def _same_layout(ds: h5py.Dataset, other: h5py.Dataset) -> bool:
             and ds.fletcher32 == other.fletcher32 and ds.scaleoffset is None and other.scaleoffset is None)
 
 
+def _chunk_offsets(dsid: h5py.h5d.DatasetID) -> list[tuple[int, ...]]:
+    """Offsets of every stored chunk, in one pass over the chunk index (``get_chunk_info(i)``
+    walks the index from the start at each call: quadratic in the chunks)."""
+    out: list[tuple[int, ...]] = []
+    if hasattr(dsid, "chunk_iter"):
+        dsid.chunk_iter(lambda info: out.append(info.chunk_offset))
+        return out
+    return [dsid.get_chunk_info(i).chunk_offset for i in range(dsid.get_num_chunks())]
+
+
 def _read_whole(ds: h5py.Dataset, twin: np.ndarray | None, twin_ds: h5py.Dataset | None) -> np.ndarray:
     """The whole content of ``ds``; rows of chunks stored byte-identically in ``twin_ds``
-    (whose content is ``twin``) are copied from ``twin`` instead of decompressed."""
+    (whose content is ``twin``) are copied from ``twin`` instead of decompressed, and when
+    every chunk is, ``twin`` itself is returned (shared, read-only use)."""
     if twin is None or twin_ds is None or not _same_layout(ds, twin_ds) or twin.shape != ds.shape:
         return ds[()]
-    out = np.empty(ds.shape, ds.dtype)
     rows = ds.chunks[0]
     n_rows = ds.shape[0]
     done = np.zeros(-(-n_rows // rows) if rows else 0, bool)
     me, them = ds.id, twin_ds.id
-    for i in range(me.get_num_chunks()):
-        off = me.get_chunk_info(i).chunk_offset
+    for off in _chunk_offsets(me):
         try:
             mine, theirs = me.read_direct_chunk(off), them.read_direct_chunk(off)
         except (KeyError, ValueError, OSError):  # chunk not allocated in the other file
             continue
         if mine == theirs:
-            lo = off[0]
-            hi = min(lo + rows, n_rows)
-            out[lo:hi] = twin[lo:hi]
-            done[lo // rows] = True
-    todo = np.flatnonzero(~done)
-    if len(todo):  # runs of chunks that differ (or are not stored) are read normally
-        breaks = np.flatnonzero(np.diff(todo) != 1) + 1
-        for run in np.split(todo, breaks):
-            lo, hi = int(run[0]) * rows, min((int(run[-1]) + 1) * rows, n_rows)
-            out[lo:hi] = ds[lo:hi]
+            done[off[0] // rows] = True
+    if done.all():
+        return twin
+    out = np.empty(ds.shape, ds.dtype)
+    for run in _runs_of(np.flatnonzero(done)):
+        lo, hi = int(run[0]) * rows, min((int(run[-1]) + 1) * rows, n_rows)
+        out[lo:hi] = twin[lo:hi]
+    for run in _runs_of(np.flatnonzero(~done)):  # chunks that differ (or are not stored): read
+        lo, hi = int(run[0]) * rows, min((int(run[-1]) + 1) * rows, n_rows)
+        out[lo:hi] = ds[lo:hi]
     return out
+
+
+def _runs_of(idx: np.ndarray) -> list[np.ndarray]:
+    """Consecutive runs of a sorted index array."""
+    if not len(idx):
+        return []
+    return np.split(idx, np.flatnonzero(np.diff(idx) != 1) + 1)
 
 
 def open_h5_data(source: str | os.PathLike | bytes, name: str) -> RecordingData:
@@ -867,6 +928,7 @@ def _read(src: _Source, version: Version) -> RecordingData:
         close=f.close,
         n_commands=n_commands,
         preload=samples.preload,
+        sample_blocks=samples.sample_blocks,
     )
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAMILY_LIST", "FAMILY_SET", "NEVER", "AttributeRegistration", "Batch", "FrameTable", "Message",
-    "ObjectTable", "RecordingData", "Samples", "SeriesTable",
+    "ObjectTable", "RecordingData", "SampleBlocks", "Samples", "SeriesTable",
 ]
 
 #: ``destroyed`` frame of an object that is never destroyed (in the numpy tables).
@@ -178,6 +178,51 @@ class Samples:
 
 
 @dataclass
+class SampleBlocks:
+    """The fixed-size samples of every series at once, for tools that compare or scan whole
+    recordings (``pvdkit diff``): asking :class:`Samples` series by series costs a Python call
+    (and for HDF5 a slice per segment) per series, which dominates on recordings of many objects.
+
+    A block holds samples of one size: ``frames[b]`` (int32), ``raw[b]`` (``(n, size)`` uint8,
+    C-contiguous) and ``ops[b]`` (uint8 command codes of a unique-list block, else None); for
+    HDF5 a block is a pool as stored (no copy). Series ``s`` is the rows of its segments
+    ``first[s] : first[s + 1]`` in order: rows ``seg_start[k] : seg_start[k] + seg_count[k]`` of
+    block ``block[s]``. ``block[s]`` is -1 for a series not held here (variable-size samples,
+    samples of several sizes, no samples): read it with ``load_samples``.
+    """
+
+    frames: list[np.ndarray]
+    raw: list[np.ndarray]
+    ops: list[np.ndarray | None]
+    block: np.ndarray  # int32 per series
+    count: np.ndarray  # int64 samples per series
+    first: np.ndarray  # int64 per series + 1: its first segment
+    seg_start: np.ndarray  # int64 per segment
+    seg_count: np.ndarray  # int64 per segment
+
+    def rows(self, sids: np.ndarray) -> np.ndarray:
+        """Block rows of the samples of series ``sids`` (all held in one block), series after series."""
+        segs = _ranges(self.first[sids], self.first[sids + 1] - self.first[sids])
+        return _ranges(self.seg_start[segs], self.seg_count[segs])
+
+    def samples(self, sid: int) -> Samples:
+        """The :class:`Samples` of series ``sid`` (held in a block)."""
+        b = int(self.block[sid])
+        rows = self.rows(np.array([sid]))
+        ops = self.ops[b]
+        return Samples(self.frames[b][rows], fixed=self.raw[b][rows],
+                       ops=ops[rows] if ops is not None else None)
+
+
+def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(start[k], start[k] + count[k])`` (int64)."""
+    start, count = np.asarray(start, np.int64), np.asarray(count, np.int64)
+    ends = np.cumsum(count)
+    n = int(ends[-1]) if len(ends) else 0
+    return np.arange(n, dtype=np.int64) + np.repeat(start - (ends - count), count)
+
+
+@dataclass
 class RecordingData:
     """Everything a :class:`Recording` needs from a source, in numpy tables.
 
@@ -204,6 +249,10 @@ class RecordingData:
     close: Callable[[], None] = lambda: None
     n_commands: int = 0
     preload: Callable[[RecordingData | None], None] = lambda other=None: None
+    #: The :class:`SampleBlocks` of a preloaded source that can give them without a call per
+    #: series (HDF5); None otherwise (:meth:`pvdkit.recording.Recording.sample_blocks` then
+    #: builds them from ``load_samples``).
+    sample_blocks: Callable[[], SampleBlocks | None] = lambda: None
 
 
 @dataclass
