@@ -1,9 +1,12 @@
 """Benchmark the viewer: open time, UI stalls while indexing, scrub latency, memory, downsampling.
 
-Usage: ``python3 bench/bench_viewer.py [--mb 40] [--wheels 20] [--plots 10] [--scrubs 300]``
+Usage: ``python3 bench/bench_viewer.py [--mb 40] [--wheels 20] [--plots 10] [--scrubs 300]
+[--file recording.h5]``
 
 Generates a ~40 MB ``.ovd`` with :func:`pvdkit.synthetic.write_large_recording` (one vehicle with
-``--wheels`` wheels, so a per-wheel plot has one curve per wheel), then, offscreen:
+``--wheels`` wheels, so a per-wheel plot has one curve per wheel) — or measures ``--file``, e.g. a
+fleet (``pvdkit record sedan --vehicles 256 --duration 5 -o fleet.h5``), with the first vehicle
+selected and per-wheel plots of its Vehicle2 classes — then, offscreen:
 
 * open time: :meth:`RecordingSession.open` (index + vehicle graph + time base) in a fresh process
   (numba cache load included) and again warm, in MB/s;
@@ -13,6 +16,9 @@ Generates a ~40 MB ``.ovd`` with :func:`pvdkit.synthetic.write_large_recording` 
   the property view, every plot cursor and legend read-out, the top-down view and the slider
   updated (the model signal returns), and to the window repainted (events processed);
   target < 16 ms;
+* scrub rate: frames per second when stepping the timeline one frame at a time (→ key) with all
+  of the above live, each step updated and repainted (best and median of ``--rounds`` passes);
+* what is shown: vehicles in the object tree and vehicles drawn in the top-down view;
 * memory: process RSS after opening, after plotting, and after every scrub (must stay flat: no
   Python object per sample);
 * min-max step downsampling of a 1M-sample curve, and the redraw of every curve after a zoom.
@@ -77,7 +83,16 @@ def main() -> None:
     ap.add_argument("--plots", type=int, default=10, help="number of stacked plots")
     ap.add_argument("--scrubs", type=int, default=300, help="frame changes to time")
     ap.add_argument("--keep", type=Path, help="write the file here instead of a temp dir")
+    ap.add_argument("--file", type=Path, help="measure this recording instead of a generated one")
+    ap.add_argument("--steps", type=int, default=120, help="one-frame steps per scrub-rate pass")
+    ap.add_argument("--rounds", type=int, default=5, help="scrub-rate passes")
     args = ap.parse_args()
+
+    if args.file is not None:
+        size = args.file.stat().st_size
+        print(f"{args.file}: {size / 1e6:.1f} MB")
+        run(args.file, size, args)
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         path = (args.keep or Path(tmp)) / "bench_viewer.ovd"
@@ -144,10 +159,21 @@ def run(path: Path, size: int, args: argparse.Namespace) -> None:
 
     ws = win.workspace
     rss_open = rss_mb()
-    (vehicle,) = ws.session.vehicles
+    vehicle = ws.session.vehicles[0]
+    tree_vehicles = _tree_vehicles(win)
+    drawn = len(win.topdown.shapes)
+    print(f"shown: {len(ws.session.vehicles)} vehicles found, {tree_vehicles} in the object tree, "
+          f"{drawn} drawn in the top-down view")
     ws.select(vehicle.obj)
-    specs = ["Wheel.rotationSpeed", "Wheel.rotationAngle", "Wheel.steerAngle", "Wheel.jounce",
-             "Wheel.tireForce[x]", "Wheel.tireForce[y]", "Wheel.tireForce[z]", "Wheel.tireForce[norm]"]
+    app.processEvents()
+    if "Wheel" in ws.session.recording.classes:
+        specs = ["Wheel.rotationSpeed", "Wheel.rotationAngle", "Wheel.steerAngle", "Wheel.jounce",
+                 "Wheel.tireForce[x]", "Wheel.tireForce[y]", "Wheel.tireForce[z]", "Wheel.tireForce[norm]"]
+    else:  # PhysX Vehicle2 schema (pvdkit record, PhysX)
+        specs = ["WheelRigidBodyState.rotationSpeed", "WheelRigidBodyState.rotationAngle",
+                 "WheelRigidBodyState.correctedRotationSpeed", "SuspensionState.jounce",
+                 "TireForce.lngForce[x]", "TireForce.latForce[y]", "SuspensionForce.force[z]",
+                 "TireForce.lngForce[norm]"]
     specs = (specs * ((args.plots + len(specs) - 1) // len(specs)))[: args.plots]
     t = time.perf_counter()
     with ws.plots.plot_added.blocked():
@@ -186,6 +212,22 @@ def run(path: Path, size: int, args: argparse.Namespace) -> None:
     print(f"  target < 16 ms (views updated, median): {'met' if target else 'NOT met'}; "
           f"cursor check {'ok' if ok else 'FAILED'}")
 
+    # ---- scrub rate: one-frame steps, each updated and repainted
+    tl = ws.timeline
+    span = min(args.steps, max(tl.n_frames - 1, 1))
+    rates = []
+    for _ in range(args.rounds):
+        tl.set_frame(0)
+        app.processEvents()
+        t = time.perf_counter()
+        for _ in range(span):
+            tl.step(1)
+            app.processEvents()
+        rates.append(span / (time.perf_counter() - t))
+    print(f"scrub rate (→ one frame at a time, {span} steps × {args.rounds}, all views live, repainted): "
+          f"best {max(rates):.0f} frames/s, median {statistics.median(rates):.0f} frames/s "
+          f"({', '.join(f'{r:.0f}' for r in rates)})")
+
     # ---- zoom: every curve clipped and downsampled again
     vb = win.plots.master.getViewBox()
     n = ws.session.n_frames
@@ -214,6 +256,16 @@ def run(path: Path, size: int, args: argparse.Namespace) -> None:
     print(f"1M-sample step curve, 1500 px: full view {full * 1e3:.1f} ms → {len(xs)} points; "
           f"zoomed to 1000 samples {zoomed * 1e3:.2f} ms")
     win.close()
+
+
+def _tree_vehicles(win) -> int:
+    """Rows under the object tree's "Vehicles" section."""
+    tree = win.objects.tree
+    for i in range(tree.topLevelItemCount()):
+        item = tree.topLevelItem(i)
+        if item.text(0).startswith("Vehicles"):
+            return item.childCount()
+    return 0
 
 
 def _timed(fn) -> float:

@@ -236,7 +236,8 @@ def test_compare_overlay_and_difference(make_window, tmp_path):
     # The difference panel shares the frame axis (x-linked) with the plots above it.
     assert panel.diff_item.getViewBox().viewRange()[0] == panel.item.getViewBox().viewRange()[0]
     assert win.plots.master.getViewBox().viewRange()[0] == pytest.approx([0, 39])
-    assert len(win.topdown._items_b) == 1 and "dashed: b.ovd" in win.topdown.info.text()
+    assert win.topdown.fleet_b is not None and len(win.topdown.fleet_b.model.geometries) == 1
+    assert "dashed: b.ovd" in win.topdown.info.text()
     ws.timeline.set_frame(9)  # A: t = 0.10 s; B by frame: frame 9 = 0.20 s
     assert panel.legend.values == ["0.1", "0.2"] and panel.diff_legend.values == ["-0.1"]
     assert "B: frame 9" in win.timeline.compare_label.text()

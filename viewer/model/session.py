@@ -18,7 +18,7 @@ from pvdkit.recording import Object, Recording
 from pvdkit.types import PvdError
 from viewer.model.geometry import GroundPlane
 from viewer.model.timeline import TimeBase, detect_timebase
-from viewer.model.vehicles import Vehicle, Wheel, find_vehicles, vehicle_of
+from viewer.model.vehicles import Vehicle, Wheel, find_vehicles, owners
 
 #: ``progress(fraction or None, text)``; None = indeterminate (a step of unknown length).
 ProgressCallback = Callable[[float | None, str], None]
@@ -92,13 +92,21 @@ class RecordingSession:
         """The vehicle (and wheel) an object belongs to; (None, None) outside every vehicle."""
         if obj is None:
             return None, None
-        return vehicle_of(self.vehicles, obj)
+        return self._owners.get(obj.index, (None, None))
+
+    @cached_property
+    def _owners(self) -> dict[int, tuple[Vehicle, Wheel | None]]:
+        return owners(self.vehicles)
+
+    @cached_property
+    def _by_name(self) -> dict[str, Vehicle]:
+        out: dict[str, Vehicle] = {}
+        for v in self.vehicles:
+            out.setdefault(v.name, v)
+        return out
 
     def vehicle_named(self, name: str) -> Vehicle | None:
-        for v in self.vehicles:
-            if v.name == name:
-                return v
-        return None
+        return self._by_name.get(name)
 
     def find(self, name_or_handle: str, frame: int | None = None) -> Object:
         """An object by vehicle name, object name or handle (decimal or 0x…); a vehicle name gives

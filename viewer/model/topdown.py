@@ -28,7 +28,7 @@ from viewer.model.geometry import (
     normalized_quats,
     quat_rotate,
 )
-from viewer.model.vehicles import Vehicle, first_value
+from viewer.model.vehicles import Vehicle, first_value, objects_of
 
 if TYPE_CHECKING:
     from viewer.model.session import RecordingSession
@@ -170,7 +170,7 @@ def detect_ground(session: RecordingSession, setting: str = "auto") -> GroundPla
 
 
 def _objects(rec: Recording, cname: str) -> list[Object]:
-    return rec.objects_of_class(cname) if cname in rec.classes else []
+    return objects_of(rec, cname) if cname in rec.classes else []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,6 +245,105 @@ def _guess_axes(track: PoseTrack, ground: GroundPlane) -> BodyAxes:
     return BodyAxes(fwd, lat, up, "guessed from motion")
 
 
+@dataclass(eq=False)
+class FleetFrame:
+    """Every vehicle at one frame as arrays, in view coordinates (what the view draws with a few
+    items however many vehicles there are). Vehicle ``i`` is ``TopDownModel.geometries[i]``.
+
+    ``present`` (V,) — a valid pose at this frame; ``outlines`` (V, k, 2) closed chassis polygons;
+    ``centres`` / ``headings`` (V, 2); ``wheels`` (W, 5, 2) closed wheel polygons of every
+    vehicle, ``wheel_vehicle`` (W,) the vehicle of each. Rows of absent vehicles hold stale or
+    zero values: mask with ``present``."""
+
+    frame: int
+    present: np.ndarray
+    outlines: np.ndarray
+    centres: np.ndarray
+    headings: np.ndarray
+    wheels: np.ndarray
+    wheel_vehicle: np.ndarray
+
+    def wheel_present(self) -> np.ndarray:
+        """(W,) mask of the wheels of present vehicles."""
+        return self.present[self.wheel_vehicle] if len(self.wheel_vehicle) else np.zeros(0, bool)
+
+    def vehicle_at(self, point: tuple[float, float]) -> int | None:
+        """The present vehicle whose chassis outline contains a view point (the last drawn wins,
+        as on screen); None if none does. Crossing-number test over every outline at once."""
+        if not len(self.present):
+            return None
+        x, y = float(point[0]), float(point[1])
+        a = self.outlines
+        b = np.roll(a, -1, axis=1)
+        ya, yb = a[..., 1], b[..., 1]
+        straddle = (ya > y) != (yb > y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xc = a[..., 0] + (y - ya) * (b[..., 0] - a[..., 0]) / (yb - ya)
+        inside = (np.count_nonzero(straddle & (x < xc), axis=1) % 2 == 1) & self.present
+        hits = np.flatnonzero(inside)
+        return int(hits[-1]) if len(hits) else None
+
+
+class _HeldSeries:
+    """Many sample series (one per owner: a vehicle or a wheel) read at one frame with a single
+    ``searchsorted``: keys ``owner × K + frame`` of all series concatenated, so the zero-order
+    hold of every owner costs one numpy call instead of one Python call per owner.
+
+    ``valid`` marks usable samples; a lookup falls back to the owner's last valid sample at or
+    before the frame (a placeholder pose written after a real one is skipped, as
+    :meth:`PoseTrack.index_at` does)."""
+
+    def __init__(self, frames: list[np.ndarray], values: list[np.ndarray], width: int,
+                 valid: list[np.ndarray] | None = None) -> None:
+        n = len(frames)
+        lengths = np.array([len(f) for f in frames], np.int64)
+        self.owners = np.arange(n, dtype=np.int64)
+        self.table: np.ndarray | None = None  # see tabulate
+        self.start = np.zeros(n, np.int64)
+        self.start[1:] = np.cumsum(lengths)[:-1]
+        total = int(lengths.sum())
+        if not total:
+            self.fmin, self.k = 0, 2
+            self.keys = np.zeros(0, np.int64)
+            self.values = np.zeros((0, width))
+            self.last_valid = np.zeros(0, np.int64)
+            return
+        allf = np.concatenate([np.asarray(f, np.int64) for f in frames])
+        self.fmin = int(allf.min())
+        self.k = int(allf.max()) - self.fmin + 2
+        self.keys = np.repeat(self.owners, lengths) * self.k + (allf - self.fmin)
+        self.values = np.concatenate([np.asarray(v, np.float64).reshape(len(v), -1)[:, :width]
+                                      for v in values])
+        ok = np.ones(total, bool) if valid is None else np.concatenate([np.asarray(v, bool) for v in valid])
+        last = np.maximum.accumulate(np.where(ok, np.arange(total), -1))
+        # A valid sample of an earlier owner is not this owner's.
+        self.last_valid = np.where(last >= np.repeat(self.start, lengths), last, -1)
+
+    def _lookup(self, offsets: np.ndarray) -> np.ndarray:
+        """Index of the sample in force per (offset, owner), -1 where none: ``offsets`` (m,) of
+        frames from ``fmin`` (clipped to -1 … k - 2) → (m, owners)."""
+        j = np.searchsorted(self.keys, self.owners[None, :] * self.k + offsets[:, None], side="right") - 1
+        return np.where(j >= self.start, self.last_valid[np.clip(j, 0, None)], -1)
+
+    def tabulate(self, max_entries: int = 4_000_000) -> None:
+        """Precompute the answer for every frame when the table is small (frames × owners ≤
+        ``max_entries``): scrubbing then costs one row lookup instead of a search."""
+        if len(self.keys) and (self.k - 1) * len(self.owners) <= max_entries:
+            self.table = self._lookup(np.arange(self.k - 1, dtype=np.int64)).astype(np.int32)
+
+    def at(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
+        """(index into ``values`` per owner, mask of owners with a valid sample at or before
+        ``frame``); the index is 0 where the mask is False."""
+        if not len(self.keys):
+            return np.zeros(len(self.owners), np.int64), np.zeros(len(self.owners), bool)
+        off = min(max(int(frame) - self.fmin, -1), self.k - 2)
+        if off < 0:
+            return np.zeros(len(self.owners), np.int64), np.zeros(len(self.owners), bool)
+        idx = self.table[off] if self.table is not None else self._lookup(np.array([off]))[0]
+        ok = idx >= 0
+        return np.where(ok, idx, 0), ok
+
+
 class TopDownModel:
     """Chassis and wheel outlines of every vehicle at a frame, and their trajectories."""
 
@@ -262,6 +361,72 @@ class TopDownModel:
             axes = v.axes or _guess_axes(track, self.ground)
             self.geometries.append(self._geometry(rec, v, track, axes))
         self._trajectories: dict[int, np.ndarray] = {}
+        self._build_tables()
+
+    def _build_tables(self) -> None:
+        """Stack every vehicle's pose track, outline and wheels into arrays for :meth:`frame_at`."""
+        geos = self.geometries
+        self._poses = _HeldSeries([g.track.frames for g in geos],
+                                  [np.concatenate([g.track.pos, g.track.quat], axis=1) for g in geos], 7,
+                                  [g.track.valid for g in geos])
+        k = max((len(g.outline) for g in geos), default=0)
+        # Outlines have one length (``_box`` with a nose); pad by repeating the closing point.
+        padded = [np.concatenate([g.outline, np.repeat(g.outline[-1:], k - len(g.outline), 0)]) for g in geos]
+        self._outline = np.stack(padded) if geos else np.zeros((0, 0, 3))
+        self._lng = np.array([g.axes.lng.vector for g in geos]).reshape(-1, 3)
+        wheels = [(gi, g, ws) for gi, g in enumerate(geos) for ws in g.wheels]
+        self._wheel_vehicle = np.array([gi for gi, _, _ in wheels], np.int64)
+        self._wheel_static = np.array([ws.position for _, _, ws in wheels], np.float64).reshape(-1, 3)
+        boxes = [_box(g.axes.lng.vector, g.axes.lat.vector, ws.radius, -ws.radius, ws.half_width,
+                      -ws.half_width) for _, g, ws in wheels]
+        self._wheel_box = np.array(boxes).reshape(-1, 5, 3)
+        empty = np.zeros(0, np.int32)
+
+        def held(slot: str, width: int) -> _HeldSeries:
+            series = [getattr(ws, slot) for _, _, ws in wheels]
+            return _HeldSeries([s.frames if s is not None else empty for s in series],
+                               [s.values if s is not None else np.zeros((0, width)) for s in series], width)
+
+        self._wheel_pos = held("pos_series", 3)
+        self._wheel_quat = held("quat_series", 4)
+        for h in (self._poses, self._wheel_pos, self._wheel_quat):
+            h.tabulate()
+
+    def frame_at(self, frame: int) -> FleetFrame:
+        """Every vehicle at ``frame`` as arrays (see :class:`FleetFrame`), computed for all
+        vehicles and wheels at once: the cost hardly grows with the number of vehicles."""
+        g = self.ground
+        idx, present = self._poses.at(frame)
+        pq = self._poses.values[idx]
+        p, q = pq[:, :3], pq[:, 3:7]
+        outlines = g.project(p[:, None, :] + quat_rotate(q[:, None, :], self._outline))
+        # Wheels: recorded local pose where there is one (an all-zero position is a placeholder),
+        # else the static centre and no rotation.
+        wv = self._wheel_vehicle
+        wi, wok = self._wheel_pos.at(frame)
+        c = self._wheel_pos.values[wi]
+        centre = np.where((wok & np.any(c != 0, axis=1))[:, None], c, self._wheel_static)
+        qi, qok = self._wheel_quat.at(frame)
+        lq, qvalid = normalized_quats(self._wheel_quat.values[qi])
+        lq = np.where((qok & qvalid)[:, None], lq, np.array([0.0, 0.0, 0.0, 1.0]))
+        body = centre[:, None, :] + quat_rotate(lq[:, None, :], self._wheel_box)
+        wheels = g.project(p[wv][:, None, :] + quat_rotate(q[wv][:, None, :], body))
+        centres = g.project(p)
+        h = g.project(quat_rotate(q, self._lng))
+        n = np.linalg.norm(h, axis=-1, keepdims=True)
+        headings = np.where(n > 1e-9, h / np.where(n > 1e-9, n, 1.0), np.array([1.0, 0.0]))
+        k = self._outline.shape[1]
+        return FleetFrame(int(frame), present, outlines.reshape(len(p), k, 2), centres.reshape(-1, 2),
+                          headings.reshape(-1, 2), wheels.reshape(-1, 5, 2), wv)
+
+    def shapes(self, ff: FleetFrame) -> list[VehicleShape]:
+        """The vehicles of a :class:`FleetFrame` as one :class:`VehicleShape` each (present only)."""
+        out = []
+        for i in np.flatnonzero(ff.present).tolist():
+            w = ff.wheels[ff.wheel_vehicle == i]
+            out.append(VehicleShape(self.geometries[i].vehicle, ff.outlines[i], list(w), ff.centres[i],
+                                    ff.headings[i]))
+        return out
 
     @staticmethod
     def _geometry(rec: Recording, v: Vehicle, track: PoseTrack, axes: BodyAxes) -> VehicleGeometry:
@@ -300,38 +465,7 @@ class TopDownModel:
 
     def shapes_at(self, frame: int) -> list[VehicleShape]:
         """Every vehicle with a valid pose at ``frame``, as view-space polygons."""
-        out = []
-        g = self.ground
-        for geo in self.geometries:
-            i = geo.track.index_at(frame)
-            if i < 0:
-                continue
-            p, q = geo.track.pos[i], geo.track.quat[i]
-            outline = g.project(p + quat_rotate(q, geo.outline))
-            wheels = []
-            lng, lat = geo.axes.lng.vector, geo.axes.lat.vector
-            for ws in geo.wheels:
-                centre = ws.position
-                if ws.pos_series is not None:
-                    c = ws.pos_series.at(frame)
-                    if c is not None and np.any(c):
-                        centre = np.asarray(c, np.float64)
-                lq = np.array([0.0, 0.0, 0.0, 1.0])
-                if ws.quat_series is not None:
-                    qq = ws.quat_series.at(frame)
-                    if qq is not None:
-                        nq, ok = normalized_quats(np.asarray(qq, np.float64))
-                        if ok:
-                            lq = nq
-                local = _box(lng, lat, ws.radius, -ws.radius, ws.half_width, -ws.half_width)
-                body = centre + quat_rotate(lq, local)
-                wheels.append(g.project(p + quat_rotate(q, body)))
-            centre2 = g.project(p)
-            h = g.project(quat_rotate(q, lng))
-            n = float(np.linalg.norm(h))
-            heading = h / n if n > 1e-9 else np.array([1.0, 0.0])
-            out.append(VehicleShape(geo.vehicle, outline, wheels, centre2, heading))
-        return out
+        return self.shapes(self.frame_at(frame))
 
     def trajectory(self, geo: VehicleGeometry) -> np.ndarray:
         """The chassis path (n, 2) over the whole recording, thinned to

@@ -12,6 +12,8 @@ from viewer.model.workspace import Workspace
 from viewer.widgets import theme
 
 OBJECT_ROLE = Qt.ItemDataRole.UserRole + 1
+#: Index into ``ObjectTree._lazy`` of a row whose children are not built yet.
+LAZY_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 class ObjectTree(QWidget):
@@ -19,6 +21,10 @@ class ObjectTree(QWidget):
 
     Clicking an object selects it in the workspace; a selection made elsewhere (a reference
     followed in the property view, back / forward) is shown here without being re-recorded.
+
+    Rows under a vehicle or a class are built when that row is first expanded (or one of its
+    objects is selected): a 256-vehicle fleet has 45,000 rows, which took seconds to build
+    up front, while only the vehicle and class rows are visible.
     """
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
@@ -44,12 +50,16 @@ class ObjectTree(QWidget):
         lay.addWidget(self.filter)
         lay.addWidget(self.tree)
         self._items: dict[int, QTreeWidgetItem] = {}
+        # Rows not built yet: (tree node, its row, built?) and object index → its lazy row.
+        self._lazy: list[tuple[TreeNode, QTreeWidgetItem, bool]] = []
+        self._where: dict[int, int] = {}
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(150)
         self._debounce.timeout.connect(self.rebuild)
         self.filter.textChanged.connect(lambda _t: self._debounce.start())
         self.tree.currentItemChanged.connect(self._on_current)
+        self.tree.itemExpanded.connect(self._populate)
         workspace.session_changed.connect(self._on_session)
         workspace.selection.changed.connect(self._on_selection)
 
@@ -66,30 +76,57 @@ class ObjectTree(QWidget):
         self.tree.blockSignals(True)
         self.tree.clear()
         self._items.clear()
+        self._lazy.clear()
+        self._where.clear()
         session = self.workspace.session
         if session is not None:
             text = self.filter.text()
             roots = object_tree(session, text)
             for node in roots:
-                item = self._make(node)
+                item = self._make(node, lazy=True)
                 self.tree.addTopLevelItem(item)
                 item.setExpanded(True)
-                if node.label == "Vehicles" and len(node.children) <= 8:
-                    for i in range(item.childCount()):
-                        item.child(i).setExpanded(bool(text))
                 if text:
-                    self._expand_all(item, 3)
+                    for i in range(item.childCount()):
+                        self._expand_all(item.child(i), 2)
         self.tree.blockSignals(False)
         self._on_selection(self.workspace.selection.current)
 
-    def _make(self, node: TreeNode) -> QTreeWidgetItem:
+    def _make(self, node: TreeNode, lazy: bool = False, prefer: bool = False) -> QTreeWidgetItem:
+        """The row of ``node`` and its subtree; ``lazy``: a section whose rows get their
+        children on first expansion. ``prefer``: this row is where its object is shown
+        (the Vehicles section, rather than the object's class)."""
+        item = self._row(node, prefer)
+        if not lazy:
+            for child in node.children:
+                item.addChild(self._make(child, prefer=prefer))
+            return item
+        in_vehicles = node.kind == "section" and node.label == "Vehicles"
+        for child in node.children:
+            row = self._row(child, in_vehicles)
+            if child.children:
+                k = len(self._lazy)
+                self._lazy.append((child, row, False))
+                row.setData(0, LAZY_ROLE, k)
+                row.addChild(QTreeWidgetItem(["…"]))  # the expand arrow until built
+                for n in child.walk():
+                    if n.obj is not None and n is not child:
+                        self._where.setdefault(n.obj.index, k)
+            item.addChild(row)
+        return item
+
+    def _row(self, node: TreeNode, prefer: bool) -> QTreeWidgetItem:
+        """One row, without children."""
         label = node.label
         if node.kind in ("class", "section") and node.count:
             label = f"{node.label}  ({node.count})"
         item = QTreeWidgetItem([label, node.lifetime, node.handle])
         if node.obj is not None:
             item.setData(0, OBJECT_ROLE, node.obj.index)
-            self._items.setdefault(node.obj.index, item)
+            if prefer:
+                self._items[node.obj.index] = item
+            else:
+                self._items.setdefault(node.obj.index, item)
             item.setToolTip(0, self.workspace.session.describe(node.obj) if self.workspace.session else "")
         font = QFont(item.font(0))
         if node.kind in ("section", "vehicle"):
@@ -102,21 +139,37 @@ class ObjectTree(QWidget):
         item.setFont(0, font)
         for c in (1, 2):
             item.setForeground(c, QBrush(QColor(theme.DIM_TEXT)))
-        for child in node.children:
-            item.addChild(self._make(child))
         return item
 
-    @staticmethod
-    def _expand_all(item: QTreeWidgetItem, depth: int) -> None:
+    def _populate(self, item: QTreeWidgetItem) -> None:
+        """Build the children of a lazy row (on expansion)."""
+        k = item.data(0, LAZY_ROLE)
+        if k is None or self._lazy[int(k)][2]:
+            return
+        node, row, _ = self._lazy[int(k)]
+        self._lazy[int(k)] = (node, row, True)
+        prefer = node.kind in ("vehicle", "wheel", "group")
+        row.takeChildren()
+        row.addChildren([self._make(c, prefer=prefer) for c in node.children])
+
+    def _expand(self, item: QTreeWidgetItem) -> None:
+        self._populate(item)  # signals may be blocked: build before expanding
+        item.setExpanded(True)
+
+    def _expand_all(self, item: QTreeWidgetItem, depth: int) -> None:
         if depth <= 0:
             return
-        item.setExpanded(True)
+        self._expand(item)
         for i in range(item.childCount()):
-            ObjectTree._expand_all(item.child(i), depth - 1)
+            self._expand_all(item.child(i), depth - 1)
 
     # ------------------------------------------------------------------ selection
 
     def item_of(self, obj: Object) -> QTreeWidgetItem | None:
+        """The row showing ``obj`` (built now if it was waiting under a collapsed row)."""
+        k = self._where.get(obj.index)
+        if k is not None and not self._lazy[k][2]:
+            self._populate(self._lazy[k][1])
         return self._items.get(obj.index)
 
     def _on_current(self, current: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
@@ -139,6 +192,6 @@ class ObjectTree(QWidget):
             if item.childCount() and self.workspace.session is not None \
                     and self.workspace.session.vehicle_of(obj)[0] is not None \
                     and self.workspace.session.vehicle_of(obj)[0].obj is obj:
-                item.setExpanded(True)  # a vehicle: show its wheels
+                self._expand(item)  # a vehicle: show its wheels
             self.tree.scrollToItem(item)
         self.tree.blockSignals(False)

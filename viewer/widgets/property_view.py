@@ -223,12 +223,17 @@ class PropertyView(QWidget):
                 item.setForeground(1, QBrush(QColor(theme.SET_HERE_TEXT)))
             elif item.data(1, TARGET_ROLE) is None:
                 item.setForeground(1, QBrush(QColor(theme.TEXT)))
-        when = "never set" if row.set_frame is None else (
-            "set before the first frame" if row.set_frame < 0 else f"set in frame {row.set_frame}")
-        item.setToolTip(0, f"{row.name}: {when}")
+        # Each setter notifies the view (a relayout): only what changed is set again, so a
+        # scrub costs the changed values, not every row.
+        if old is None or old.set_frame != row.set_frame or old.name != row.name:
+            when = "never set" if row.set_frame is None else (
+                "set before the first frame" if row.set_frame < 0 else f"set in frame {row.set_frame}")
+            item.setToolTip(0, f"{row.name}: {when}")
         plottable = row.plottable or row.kind == "number"
         drag = Qt.ItemFlag.ItemIsDragEnabled
-        item.setFlags(item.flags() | drag if plottable else item.flags() & ~drag)
+        flags = item.flags() | drag if plottable else item.flags() & ~drag
+        if flags != item.flags():
+            item.setFlags(flags)
         self._children(item, row, old, frame)
 
     def _children(self, item: QTreeWidgetItem, row: PropertyRow, old: PropertyRow | None, frame: int) -> None:

@@ -3,6 +3,11 @@
 Drawn in the ground plane the model found (:class:`viewer.model.geometry.GroundPlane`), so a
 Y-up PhysX scene and a Z-up simcore run both look down from above; the axis labels say which
 world axes are shown. Click a vehicle to select it; "follow" keeps the selected one centred.
+
+A fleet of hundreds of vehicles is drawn with a few items whatever its size: one path per
+palette colour for the chassis, one for every wheel, one trail item per colour, and overlays for
+the selected vehicle. Each frame rebuilds those paths from :meth:`TopDownModel.frame_at`
+arrays, so scrubbing costs about the same for 1 vehicle as for 256.
 """
 
 from __future__ import annotations
@@ -10,12 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
     QGraphicsItem,
     QGraphicsPathItem,
-    QGraphicsPolygonItem,
     QHBoxLayout,
     QLabel,
     QSizePolicy,
@@ -25,63 +29,152 @@ from PySide6.QtWidgets import (
 
 from pvdkit.recording import Object
 from viewer.model.session import RecordingSession
-from viewer.model.topdown import VehicleShape
+from viewer.model.topdown import FleetFrame, TopDownModel, VehicleShape
 from viewer.model.workspace import Workspace
 from viewer.widgets import theme
 
+#: With more vehicles than this, only the selected one is labelled (hundreds of names side by
+#: side are unreadable, and each label is an item moved every frame).
+MAX_LABELS = 16
 
-def _polygon(points: np.ndarray) -> QPolygonF:
-    return QPolygonF([QPointF(float(x), float(y)) for x, y in points])
+
+def polygons_path(polys: np.ndarray) -> QPainterPath:
+    """One path of closed polygons ``(n, k, 2)`` (each closed by its last point), built from
+    arrays in one call; filled with the winding rule so that touching polygons stay filled."""
+    if not len(polys):
+        return QPainterPath()
+    k = polys.shape[1]
+    connect = np.ones((len(polys), k), np.int32)
+    connect[:, -1] = 0
+    path = pg.arrayToQPath(polys[..., 0].ravel(), polys[..., 1].ravel(), connect=connect.ravel(),
+                           finiteCheck=False)
+    path.setFillRule(Qt.FillRule.WindingFill)
+    return path
 
 
-class _VehicleItems:
-    """Graphics items of one vehicle (created once, moved every frame)."""
+def _cosmetic(color: QColor, width: float, dashed: bool = False) -> QPen:
+    pen = QPen(color, 0)
+    pen.setCosmetic(True)
+    pen.setWidthF(width)
+    if dashed:
+        pen.setStyle(Qt.PenStyle.DashLine)
+    return pen
 
-    def __init__(self, view: pg.ViewBox, color: QColor, trajectory: np.ndarray, name: str,
-                 ghost: bool = False) -> None:
-        self.color = color
-        self.ghost = ghost  # the comparison recording: dashed trail, outline only
-        trail_pen = pg.mkPen(QColor(color.red(), color.green(), color.blue(), 120), width=1,
-                             style=Qt.PenStyle.DashLine if ghost else Qt.PenStyle.SolidLine)
-        self.trail = pg.PlotCurveItem(trajectory[:, 0], trajectory[:, 1], pen=trail_pen)
-        # The trail never changes while the car moves over it: paint it from a pixmap.
-        self.trail.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        self.body = QGraphicsPolygonItem()
+
+class _FleetItems:
+    """The graphics items of one recording's vehicles (created once, reshaped every frame).
+
+    Vehicle ``i`` has colour ``theme.curve_color(i)``; vehicles of one colour share a chassis
+    path and a trail item. ``ghost``: the comparison recording (dashed, outlines only)."""
+
+    def __init__(self, view: pg.ViewBox, model: TopDownModel, suffix: str = "", ghost: bool = False) -> None:
+        self.view = view
+        self.model = model
+        self.ghost = ghost
+        n = len(model.geometries)
+        self.n_colors = min(n, len(theme.PALETTE))
+        self.color_of = np.arange(n) % max(self.n_colors, 1)
+        self.items: list[QGraphicsItem] = []
+        self.trails: list[pg.PlotCurveItem] = []
+        self.bodies: list[QGraphicsPathItem] = []
+        for c in range(self.n_colors):
+            color = theme.curve_color(c)
+            members = np.flatnonzero(self.color_of == c)
+            trajs = [model.trajectory(model.geometries[i]) for i in members]
+            trajs = [t for t in trajs if len(t)]
+            if trajs:
+                xy = np.concatenate(trajs)
+                connect = np.ones(len(xy), np.int32)
+                connect[np.cumsum([len(t) for t in trajs]) - 1] = 0
+                trail = pg.PlotCurveItem(xy[:, 0], xy[:, 1], connect=connect, pen=pg.mkPen(
+                    QColor(color.red(), color.green(), color.blue(), 120), width=1,
+                    style=Qt.PenStyle.DashLine if ghost else Qt.PenStyle.SolidLine))
+                # The trail never changes while the cars move over it: paint it from a pixmap.
+                trail.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+                self.trails.append(trail)
+                self._add(trail)
+            body = QGraphicsPathItem()
+            fill = QColor(color)
+            fill.setAlpha(0 if ghost else 70)
+            body.setBrush(QBrush(fill))
+            body.setPen(_cosmetic(color, 1.2, ghost))
+            self.bodies.append(body)
+            self._add(body)
         self.wheels = QGraphicsPathItem()
         self.wheels.setBrush(QBrush(QColor("#0e0f12")))
-        self.label = pg.TextItem(name, color=theme.DIM_TEXT if ghost else theme.TEXT,
-                                 anchor=(0.5, -0.6) if ghost else (0.5, 1.6))
-        for it in (self.trail, self.body, self.wheels, self.label):
-            view.addItem(it)
-        self.set_selected(False)
+        self.wheels.setPen(_cosmetic(QColor("#b0b4bb"), 1.0))
+        self._add(self.wheels)
+        # The selected vehicle, drawn over the others.
+        self.sel_body = QGraphicsPathItem()
+        self.sel_wheels = QGraphicsPathItem()
+        self.sel_wheels.setBrush(QBrush(QColor("#0e0f12")))
+        self.sel_wheels.setPen(_cosmetic(QColor("#e8e8e8"), 1.0))
+        self._add(self.sel_body)
+        self._add(self.sel_wheels)
+        names = [g.vehicle.name + suffix for g in model.geometries]
+        self.names = names
+        self.labels: list[pg.TextItem] = []
+        if n <= MAX_LABELS:
+            for nm in names:
+                self.labels.append(self._label(nm))
+        self.sel_label = self._label("") if n > MAX_LABELS else None
+        self.selected: int | None = None
+        self.frame: FleetFrame | None = None
 
-    def set_selected(self, on: bool) -> None:
-        c = QColor(self.color)
-        fill = QColor(c)
-        fill.setAlpha(0 if self.ghost else 150 if on else 70)
-        self.body.setBrush(QBrush(fill))
-        pen = QPen(c.lighter(140) if on else c, 0)
-        pen.setCosmetic(True)
-        pen.setWidthF(2.2 if on else 1.2)
-        if self.ghost:
-            pen.setStyle(Qt.PenStyle.DashLine)
-        self.body.setPen(pen)
-        wpen = QPen(QColor("#e8e8e8") if on else QColor("#b0b4bb"))
-        wpen.setCosmetic(True)
-        self.wheels.setPen(wpen)
+    def _label(self, text: str) -> pg.TextItem:
+        label = pg.TextItem(text, color=theme.DIM_TEXT if self.ghost else theme.TEXT,
+                            anchor=(0.5, -0.6) if self.ghost else (0.5, 1.6))
+        self._add(label)
+        return label
 
-    def set_shape(self, shape: VehicleShape | None) -> None:
-        visible = shape is not None
-        for it in (self.body, self.wheels, self.label):
-            it.setVisible(visible)
-        if shape is None:
-            return
-        self.body.setPolygon(_polygon(shape.outline))
-        path = QPainterPath()
-        for w in shape.wheels:
-            path.addPolygon(_polygon(w))
-        self.wheels.setPath(path)
-        self.label.setPos(float(shape.centre[0]), float(shape.centre[1]))
+    def _add(self, item: QGraphicsItem) -> None:
+        self.view.addItem(item)
+        self.items.append(item)
+
+    def remove(self) -> None:
+        for it in self.items:
+            self.view.removeItem(it)
+        self.items = []
+
+    def set_selected(self, index: int | None) -> None:
+        """Highlight vehicle ``index`` (a geometry index; None: none)."""
+        self.selected = index
+        if index is not None:
+            c = theme.curve_color(int(self.color_of[index]))
+            fill = QColor(c)
+            fill.setAlpha(0 if self.ghost else 150)
+            self.sel_body.setBrush(QBrush(fill))
+            self.sel_body.setPen(_cosmetic(c.lighter(140), 2.2, self.ghost))
+            if self.sel_label is not None:
+                self.sel_label.setText(self.names[index])
+        if self.frame is not None:
+            self.set_frame(self.frame)
+
+    def set_frame(self, ff: FleetFrame) -> None:
+        """Reshape every item for one frame of the model."""
+        self.frame = ff
+        shown = ff.present.copy()
+        sel = self.selected
+        if sel is not None:
+            shown[sel] = False
+        for c, body in enumerate(self.bodies):
+            body.setPath(polygons_path(ff.outlines[shown & (self.color_of == c)]))
+        wp = ff.wheel_present()
+        self.wheels.setPath(polygons_path(ff.wheels[wp & shown[ff.wheel_vehicle]] if len(wp) else ff.wheels))
+        on = sel is not None and bool(ff.present[sel])
+        self.sel_body.setVisible(on)
+        self.sel_wheels.setVisible(on)
+        if on:
+            self.sel_body.setPath(polygons_path(ff.outlines[sel:sel + 1]))
+            self.sel_wheels.setPath(polygons_path(ff.wheels[ff.wheel_vehicle == sel]))
+        for i, label in enumerate(self.labels):
+            label.setVisible(bool(ff.present[i]))
+            if ff.present[i]:
+                label.setPos(float(ff.centres[i, 0]), float(ff.centres[i, 1]))
+        if self.sel_label is not None:
+            self.sel_label.setVisible(on)
+            if on:
+                self.sel_label.setPos(float(ff.centres[sel, 0]), float(ff.centres[sel, 1]))
 
 
 class TopDownView(QWidget):
@@ -108,10 +201,10 @@ class TopDownView(QWidget):
         lay.setSpacing(0)
         lay.addLayout(bar)
         lay.addWidget(self.plot, 1)
-        self._items: list[_VehicleItems] = []
-        self._items_b: list[_VehicleItems] = []
+        self.fleet: _FleetItems | None = None
+        self.fleet_b: _FleetItems | None = None
         self._selected: int | None = None
-        self.shapes: list[VehicleShape] = []
+        self.frame: FleetFrame | None = None
         self.plot.scene().sigMouseClicked.connect(self._on_click)
         self.follow.toggled.connect(lambda _on: self.set_frame(self.workspace.timeline.frame))
         workspace.session_changed.connect(self._on_session)
@@ -121,18 +214,26 @@ class TopDownView(QWidget):
         workspace.comparison_changed.connect(lambda _c: self._on_session(self.workspace.session))
         self._on_session(workspace.session)
 
+    @property
+    def shapes(self) -> list[VehicleShape]:
+        """The vehicles drawn at the current frame, one :class:`VehicleShape` each."""
+        model = self.workspace.topdown
+        if model is None or self.frame is None:
+            return []
+        return model.shapes(self.frame)
+
     def _on_session(self, session: RecordingSession | None) -> None:
-        vb = self.plot.getViewBox()
-        for items in self._items + self._items_b:
-            for it in (items.trail, items.body, items.wheels, items.label):
-                vb.removeItem(it)
-        self._items = []
-        self._items_b = []
-        self.shapes = []
+        for fleet in (self.fleet, self.fleet_b):
+            if fleet is not None:
+                fleet.remove()
+        self.fleet = None
+        self.fleet_b = None
+        self.frame = None
         model = self.workspace.topdown if session is not None else None
         if model is None:
             self.info.setText("")
             return
+        vb = self.plot.getViewBox()
         g = model.ground
         self.plot.setLabel("bottom", f"{g.u} (m)")
         self.plot.setLabel("left", f"{g.v} (m)")
@@ -140,23 +241,21 @@ class TopDownView(QWidget):
                           f"{'s' if len(model.geometries) != 1 else ''}")
         model_b = self.workspace.topdown_b
         if model_b is not None:
-            for i, geo in enumerate(model_b.geometries):
-                self._items_b.append(_VehicleItems(vb, theme.curve_color(i), model_b.trajectory(geo),
-                                                   f"{geo.vehicle.name} (B)", ghost=True))
+            self.fleet_b = _FleetItems(vb, model_b, " (B)", ghost=True)
             self.info.setText(self.info.text() + f" · dashed: {model_b.session.name}")
         self.info.setToolTip(self.info.text())
-        for i, geo in enumerate(model.geometries):
-            items = _VehicleItems(vb, theme.curve_color(i), model.trajectory(geo), geo.vehicle.name)
-            self._items.append(items)
+        self.fleet = _FleetItems(vb, model)
+        self._on_selection(self.workspace.selection.current)
         self.set_frame(self.workspace.timeline.frame)
         self._fit()
-        self._on_selection(self.workspace.selection.current)
 
     def _fit(self) -> None:
         model = self.workspace.topdown
         if model is None:
             return
-        pts = [s.outline for s in self.shapes]
+        pts = []
+        if self.frame is not None and self.frame.present.any():
+            pts.append(self.frame.outlines[self.frame.present].reshape(-1, 2))
         for m in (model, self.workspace.topdown_b):
             b = m.bounds() if m is not None else None
             if b is not None:
@@ -170,52 +269,52 @@ class TopDownView(QWidget):
 
     def set_frame(self, frame: int) -> None:
         model = self.workspace.topdown
-        if model is None or not self._items:
+        if model is None or self.fleet is None:
             return
-        shapes = model.shapes_at(frame)
-        by_vehicle = {s.vehicle.index: s for s in shapes}
-        self.shapes = shapes
-        for geo, items in zip(model.geometries, self._items, strict=True):
-            items.set_shape(by_vehicle.get(geo.vehicle.index))
+        ff = model.frame_at(frame)
+        self.frame = ff
+        self.fleet.set_frame(ff)
         model_b, comp = self.workspace.topdown_b, self.workspace.comparison
-        if model_b is not None and comp is not None and self._items_b:
-            shapes_b = {s.vehicle.index: s for s in model_b.shapes_at(comp.frame_b(frame))}
-            for geo, items in zip(model_b.geometries, self._items_b, strict=True):
-                items.set_shape(shapes_b.get(geo.vehicle.index))
-        if self.follow.isChecked() and self._selected is not None:
-            s = by_vehicle.get(self._selected)
-            if s is not None:
-                vb = self.plot.getViewBox()
-                (x0, x1), (y0, y1) = vb.viewRange()
-                hw, hh = (x1 - x0) / 2, (y1 - y0) / 2
-                cx, cy = float(s.centre[0]), float(s.centre[1])
-                vb.setRange(xRange=(cx - hw, cx + hw), yRange=(cy - hh, cy + hh), padding=0)
+        if model_b is not None and comp is not None and self.fleet_b is not None:
+            self.fleet_b.set_frame(model_b.frame_at(comp.frame_b(frame)))
+        sel = self._selected
+        if self.follow.isChecked() and sel is not None and ff.present[sel]:
+            vb = self.plot.getViewBox()
+            (x0, x1), (y0, y1) = vb.viewRange()
+            hw, hh = (x1 - x0) / 2, (y1 - y0) / 2
+            cx, cy = float(ff.centres[sel, 0]), float(ff.centres[sel, 1])
+            vb.setRange(xRange=(cx - hw, cx + hw), yRange=(cy - hh, cy + hh), padding=0)
+
+    def _geometry_index(self, model: TopDownModel | None, vehicle_index: int | None) -> int | None:
+        if model is None or vehicle_index is None:
+            return None
+        for i, geo in enumerate(model.geometries):
+            if geo.vehicle.index == vehicle_index:
+                return i
+        return None
 
     def _on_selection(self, obj: Object | None) -> None:
         model = self.workspace.topdown
         session = self.workspace.session
-        self._selected = None
+        vi = None
         if model is not None and session is not None and obj is not None:
             v = session.vehicle_of(obj)[0]
-            self._selected = v.index if v is not None else None
-        if model is None:
-            return
-        for geo, items in zip(model.geometries, self._items, strict=True):
-            items.set_selected(geo.vehicle.index == self._selected)
-        model_b = self.workspace.topdown_b
-        if model_b is not None:
-            for geo, items in zip(model_b.geometries, self._items_b, strict=True):
-                items.set_selected(geo.vehicle.index == self._selected)
+            vi = v.index if v is not None else None
+        self._selected = self._geometry_index(model, vi)
+        if self.fleet is not None:
+            self.fleet.set_selected(self._selected)
+        if self.fleet_b is not None:
+            # The comparison's vehicle with the same index (as before: matched by position).
+            self.fleet_b.set_selected(self._geometry_index(self.fleet_b.model, vi))
 
     def _on_click(self, ev) -> None:
-        if ev.button() != Qt.MouseButton.LeftButton:
+        if ev.button() != Qt.MouseButton.LeftButton or self.frame is None:
             return
         vb = self.plot.getViewBox()
         if not vb.sceneBoundingRect().contains(ev.scenePos()):
             return
-        p = vb.mapSceneToView(ev.scenePos())
-        pt = QPointF(p.x(), p.y())
-        for s in self.shapes:
-            if _polygon(s.outline).containsPoint(pt, Qt.FillRule.OddEvenFill):
-                self.workspace.select(s.vehicle.obj)
-                return
+        p: QPointF = vb.mapSceneToView(ev.scenePos())
+        i = self.frame.vehicle_at((p.x(), p.y()))
+        model = self.workspace.topdown
+        if i is not None and model is not None:
+            self.workspace.select(model.geometries[i].vehicle.obj)
