@@ -137,3 +137,26 @@ def test_fleet_window_tree_topdown_and_scrub(window, qtbot):
     # The property view follows the selected vehicle, the tree shows it.
     assert win.properties.object is target.obj
     assert win.objects.tree.currentItem().text(0) == target.name
+
+
+def test_bulk_reads_of_a_recording_written_in_commits(fleet):
+    """A recorded fleet stores each series in several segments (one per commit): the bulk read
+    that opens it gives what series-by-series reads give, and the handle graph is the same."""
+    from viewer.model.vehicles import handle_attributes, handle_refs, referenced
+
+    rec = fleet.recording
+    st = rec.series_table()
+    sids = np.flatnonzero(st.count > 0)
+    blocks = rec.sample_blocks_of(sids)
+    assert (np.diff(blocks.first) > 1).any()  # several segments per series somewhere
+    for k, sid in enumerate(sids.tolist()):
+        ref = rec.data.load_samples(sid)
+        if blocks.block[k] < 0:
+            assert ref.fixed is None
+            continue
+        got = blocks.samples(k)
+        assert np.array_equal(got.frames, ref.frames) and np.array_equal(got.fixed, ref.fixed), sid
+    refs = handle_refs(rec)
+    for o in rec.objects:
+        for name, _ in handle_attributes(o):
+            assert refs.get(o.index, {}).get(name, []) == referenced(rec, o, name), (o, name)

@@ -45,6 +45,9 @@ class RecordingSession:
         self.vehicles: list[Vehicle] = find_vehicles(recording)
         progress(0.95, "ground plane")
         _ = self.ground
+        # The handle → object lookup that every reference shown needs is built on the first
+        # resolve (28,000 objects in a fleet: a GC-heavy loop); build it here, off the GUI thread.
+        recording.resolve(0)
         self.open_seconds = 0.0
         progress(1.0, "ready")
 
@@ -141,22 +144,30 @@ class RecordingSession:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class TreeNode:
     """A row of the object tree: sections, vehicles, wheels, classes and objects.
 
     ``kind`` is one of ``section``, ``vehicle``, ``wheel``, ``group``, ``class``, ``object`` or
     ``more`` (a row standing for ``hidden`` rows not listed, to keep the tree small).
+    ``handle`` and ``lifetime`` are the texts of ``obj``, made when asked: a fleet's tree has
+    45,000 nodes and only the rows built on screen show them.
     """
 
     label: str
     kind: str
     obj: Object | None = None
-    handle: str = ""
-    lifetime: str = ""
     count: int = 0
     hidden: int = 0
     children: list[TreeNode] = field(default_factory=list)
+
+    @property
+    def handle(self) -> str:
+        return f"0x{self.obj.handle:x}" if self.obj is not None else ""
+
+    @property
+    def lifetime(self) -> str:
+        return lifetime_text(self.obj) if self.obj is not None else ""
 
     def walk(self):
         yield self
@@ -172,8 +183,7 @@ def lifetime_text(obj: Object) -> str:
 
 
 def object_node(obj: Object, label: str | None = None) -> TreeNode:
-    cname = obj.cls.name if obj.cls else "?"
-    return TreeNode(label or obj.name or f"({cname})", "object", obj, f"0x{obj.handle:x}", lifetime_text(obj))
+    return TreeNode(label or obj.name or f"({obj.cls.name if obj.cls else '?'})", "object", obj)
 
 
 def _matches(obj: Object, needle: str) -> bool:
@@ -199,7 +209,7 @@ def object_tree(session: RecordingSession, text: str = "", max_children: int = 5
         section = TreeNode("Vehicles", "section")
         for v in session.vehicles:
             v_all = not needle or needle in v.name.lower()
-            vn = TreeNode(v.name, "vehicle", v.obj, f"0x{v.obj.handle:x}", lifetime_text(v.obj))
+            vn = TreeNode(v.name, "vehicle", v.obj)
             body = TreeNode("chassis & drivetrain", "group")
             for cname in sorted(v.parts):
                 for o in v.parts[cname]:
@@ -209,7 +219,7 @@ def object_tree(session: RecordingSession, text: str = "", max_children: int = 5
                 vn.children.append(body)
             for w in v.wheels:
                 w_all = v_all or needle in w.label.lower()
-                wn = TreeNode(w.label, "wheel", w.root, f"0x{w.root.handle:x}", lifetime_text(w.root))
+                wn = TreeNode(w.label, "wheel", w.root)
                 for cname in sorted(w.parts):
                     for o in w.parts[cname]:
                         if w_all or _matches(o, needle):
