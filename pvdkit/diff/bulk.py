@@ -19,13 +19,13 @@ of an object with two attribute paths of the same name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pvdkit.diff.result import DIFFERENT, EQUAL, SeriesDiff
-from pvdkit.index.tables import FAMILY_SET, SampleBlocks
+from pvdkit.index.tables import FAMILY_SET, SampleBlocks, _ranges
 from pvdkit.recording import Recording, Samples, _decode_kind, _typed
 
 if TYPE_CHECKING:
@@ -122,11 +122,19 @@ def _rows_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     row = a.shape[1] * a.dtype.itemsize
     a = np.ascontiguousarray(a).view(np.uint8).reshape(len(a), row)
     b = np.ascontiguousarray(b).view(np.uint8).reshape(len(b), row)
-    size = a.shape[1]
-    if size in (1, 2, 4, 8):
-        dt = np.dtype(f"<u{size}")
-        return (np.ascontiguousarray(a).view(dt) == np.ascontiguousarray(b).view(dt))[:, 0]
-    return (a == b).all(axis=1)
+    return ~_row_bytes_differ(a, b)
+
+
+def _cols(ufunc: np.ufunc, m: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce(m, axis=1)`` column by column: numpy's row-wise reduction of a narrow
+    matrix (3 or 4 elements, the usual vectors) runs an inner loop per row, several times
+    slower. Not for NaN-holding floats (``np.maximum`` and ``max`` agree only without)."""
+    if m.shape[1] == 0 or m.shape[1] > 16:
+        return ufunc.reduce(m, axis=1)
+    out = m[:, 0].copy()
+    for k in range(1, m.shape[1]):
+        ufunc(out, m[:, k], out=out)
+    return out
 
 
 @dataclass
@@ -231,43 +239,47 @@ def compare_pairs(cmp: Comparison, pairs: list[tuple[int, int]]) -> tuple[list[l
                    np.zeros(n_e, np.int64))
     texts: dict[int, tuple[str, str]] = {}
     kinds: dict[int, str] = {}
+    shared = _SharedLayout.of(sa.blocks, sb.blocks) if cmp.fmap_b is None else None
     for g in _groups(cmp, sa, sb, e_x, e_y, e_key):
-        _compare_group(cmp, g, sa, sb, e_x, e_y, atol, rtol, nan_eq, found, texts)
+        _compare_group(cmp, g, sa, sb, e_x, e_y, atol, rtol, nan_eq, found, texts, shared)
         for e in g.entries.tolist():
             kinds[e] = g.kind
 
-    # Build the results in order (the per-series path for what the groups did not decide).
+    # Build the results in order (the per-series path for what the groups did not decide);
+    # every column as a list first (a numpy scalar per read costs more than the object built).
     labels = [(ids_a[i].label, ids_a[i].cls) for i in pi.tolist()]
-    columns = (e_pair.tolist(), e_x.tolist(), e_y.tolist(), e_key.tolist(), inv.tolist(), found.done.tolist())
-    for e, (k, x, y, key, t, done) in enumerate(zip(*columns, strict=True)):
+    kind_of = [""] * n_e
+    for e, kd in kinds.items():
+        kind_of[e] = kd
+    pi_l, pj_l = pi.tolist(), pj.tolist()
+    names_of = [names[k // 2] for k in e_key.tolist()]
+    columns = (e_pair.tolist(), e_x.tolist(), e_y.tolist(), names_of, inv.tolist(), found.done.tolist(),
+               found.compared.tolist(), found.max_abs.tolist(), found.differing.tolist(), kind_of)
+    max_rel, component, first_frame = found.max_rel, found.component, found.first_frame
+    for e, (k, x, y, name, t, done, n, ma, d, kind) in enumerate(zip(*columns, strict=True)):
+        if done:
+            if n == 0:
+                continue
+            label, cls = labels[k]
+            sd = SeriesDiff(label, cls, name, kind, EQUAL, tol_of[t], n, 0, None, None, None, None, None,
+                            None, 0, pi_l[k], pj_l[k])
+            if ma == ma:
+                sd.max_abs, sd.max_rel = ma, float(max_rel[e])
+                sd.component = int(component[e])
+            if d:
+                sd.status, sd.differing = DIFFERENT, d
+                sd.first_frame = int(first_frame[e])
+                sd.first_time = cmp.frame_time(sd.first_frame)
+                sd.a_value, sd.b_value = texts[e]
+            out[k].append(sd)
+            continue
         label, cls = labels[k]
-        name = names[key // 2]
-        tol = tol_of[t]
-        i, j = int(pi[k]), int(pj[k])
-        if not done:
-            sx = a.series_by_id(x) if x >= 0 else None
-            sy = b.series_by_id(y) if y >= 0 else None
-            sd = cmp._series_pair(sx, sy, label, cls, name, tol)
-            if sd is not None:
-                sd.index_a, sd.index_b = i, j
-                out[k].append(sd)
-            continue
-        n = int(found.compared[e])
-        if n == 0:
-            continue
-        sd = SeriesDiff(label, cls, name, kinds[e], EQUAL, tol, compared=n)
-        ma = float(found.max_abs[e])
-        if ma == ma:
-            sd.max_abs, sd.max_rel = ma, float(found.max_rel[e])
-            sd.component = int(found.component[e])
-        d = int(found.differing[e])
-        if d:
-            sd.status, sd.differing = DIFFERENT, d
-            sd.first_frame = int(found.first_frame[e])
-            sd.first_time = cmp.frame_time(sd.first_frame)
-            sd.a_value, sd.b_value = texts[e]
-        sd.index_a, sd.index_b = i, j
-        out[k].append(sd)
+        sx = a.series_by_id(x) if x >= 0 else None
+        sy = b.series_by_id(y) if y >= 0 else None
+        sd = cmp._series_pair(sx, sy, label, cls, name, tol_of[t])
+        if sd is not None:
+            sd.index_a, sd.index_b = pi_l[k], pj_l[k]
+            out[k].append(sd)
     return out, ignored
 
 
@@ -340,6 +352,154 @@ def _bulk_kind(cmp: Comparison, ra: Recording, pa: int, rb: Recording, pb: int,
     return kind[0], dtype, width
 
 
+def _row_bytes_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row of two ``(n, size)`` uint8 matrices, whether their bytes differ (compared as
+    whole words where the size allows)."""
+    n, size = a.shape
+    for word in (8, 4, 2):
+        if size % word == 0:
+            dt = np.dtype(f"<u{word}")
+            wa, wb = a.view(dt), b.view(dt)
+            out = wa[:, 0] != wb[:, 0]
+            for k in range(1, size // word):
+                out |= wa[:, k] != wb[:, k]
+            return out
+    return (a != b).any(axis=1) if size else np.zeros(n, bool)
+
+
+class _Counter:
+    """How many of a row flag array's set flags lie in row ranges (binary search over the set
+    rows, which are few or none in the cases this serves; a running sum costs more)."""
+
+    def __init__(self, flags: np.ndarray) -> None:
+        self.rows = np.flatnonzero(flags)
+
+    def count(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """Set flags in rows ``start[k] : end[k]`` (0 where ``end <= start``)."""
+        if not len(self.rows):
+            return np.zeros(len(start), np.int64)
+        n = np.searchsorted(self.rows, end) - np.searchsorted(self.rows, start)
+        return np.maximum(n, 0)
+
+
+class _SharedLayout:
+    """Both recordings store every series in the same segments of the same pools (two runs of
+    one program, written the same way): series ``x`` of A and of B are then the same rows of
+    their pools, so whether a series is byte-identical — and how many frames it holds — is
+    found over whole pools in place, without gathering any series (the gather and the
+    per-series zero-order hold of the general path cost seconds on 18 M samples)."""
+
+    def __init__(self, ba: SampleBlocks, bb: SampleBlocks) -> None:
+        self.ba, self.bb = ba, bb
+        self._bad: dict[int, _Counter | None] = {}
+        self._moved: dict[int, _Counter | None] = {}
+        self._chg: dict[int, _Counter] = {}
+        self._nan: dict[tuple[int, str], _Counter | None] = {}
+
+    @staticmethod
+    def of(ba: SampleBlocks, bb: SampleBlocks) -> _SharedLayout | None:
+        """The shared layout of two recordings' blocks, None when they are stored differently."""
+        if (len(ba.raw) != len(bb.raw) or any(x.shape != y.shape for x, y in zip(ba.raw, bb.raw, strict=True))
+                or any(len(x) != len(y) for x, y in zip(ba.frames, bb.frames, strict=True))):
+            return None
+        for k in ("block", "count", "first", "seg_start", "seg_count"):
+            if not np.array_equal(getattr(ba, k), getattr(bb, k)):
+                return None
+        return _SharedLayout(ba, bb)
+
+    @staticmethod
+    def _cum(flags: np.ndarray) -> _Counter:
+        """Counts set ``flags`` in row ranges."""
+        return _Counter(flags)
+
+    def _bad_rows(self, b: int) -> _Counter | None:
+        """Cumulative count of rows of block ``b`` whose frame or bytes differ (None: none do)."""
+        if b not in self._bad:
+            fa, fb = self.ba.frames[b], self.bb.frames[b]
+            ra, rb = self.ba.raw[b], self.bb.raw[b]
+            cum = moved = None
+            if not (fa is fb and ra is rb):
+                bad = _row_bytes_differ(ra, rb)
+                if fa is not fb:
+                    other = fa != fb
+                    if other.any():
+                        moved = self._cum(other)
+                        bad |= other
+                cum = self._cum(bad) if bad.any() else None
+            self._bad[b] = cum
+            self._moved[b] = moved
+        return self._bad[b]
+
+    def frames_moved(self, b: int, sids: np.ndarray) -> np.ndarray:
+        """Per series of ``sids`` (held in block ``b``), whether some sample has another frame in B."""
+        self._bad_rows(b)
+        moved = self._moved[b]
+        out = np.zeros(len(sids), bool)
+        if moved is not None:
+            bl = self.ba
+            nseg = bl.first[sids + 1] - bl.first[sids]
+            segs = _ranges(bl.first[sids], nseg)
+            owner = np.repeat(np.arange(len(sids)), nseg)
+            start = bl.seg_start[segs]
+            out[owner[moved.count(start, start + bl.seg_count[segs]) > 0]] = True
+        return out
+
+    def _repeats(self, b: int) -> _Counter:
+        """Rows of block ``b`` at the same frame as the row before (rare: one sample per frame)."""
+        if b not in self._chg:
+            f = self.ba.frames[b]
+            rep = np.zeros(len(f), bool)
+            rep[1:] = f[1:] == f[:-1]
+            self._chg[b] = self._cum(rep)
+        return self._chg[b]
+
+    def _nan_rows(self, g: _Group) -> _Counter | None:
+        """Cumulative count of A's rows of block ``g.block_a`` holding a NaN (None: none do)."""
+        key = (g.block_a, g.dtype.str)
+        if key not in self._nan:
+            raw = self.ba.raw[g.block_a]
+            flat = raw.reshape(-1).view(g.dtype)
+            cum = None
+            if np.isnan(flat).any():
+                cum = self._cum(_cols(np.logical_or, np.isnan(flat.reshape(len(raw), -1))))
+            self._nan[key] = cum
+        return self._nan[key]
+
+    def same_series(self, g: _Group, sids: np.ndarray, nan_eq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per series of ``sids`` (of group ``g``, the same ids on both sides): whether both
+        sides hold the same bytes at the same frames (and no NaN unless ``nan_eq``), as
+        ``_compare_group``'s check; and the number of distinct frames it holds (no window)."""
+        bl = self.ba
+        n = len(sids)
+        nseg = bl.first[sids + 1] - bl.first[sids]
+        segs = _ranges(bl.first[sids], nseg)
+        owner = np.repeat(np.arange(n), nseg)
+        cnt_s = bl.seg_count[segs]
+        full = cnt_s > 0
+        segs, owner, cnt_s = segs[full], owner[full], cnt_s[full]
+        start = bl.seg_start[segs]
+        end = start + cnt_s
+        same = np.ones(n, bool)
+        bad = self._bad_rows(g.block_a)
+        if bad is not None:
+            same[owner[bad.count(start, end) > 0]] = False
+        if g.kind == "float" and not nan_eq.all():
+            nan = self._nan_rows(g)
+            if nan is not None:
+                has = np.zeros(n, bool)
+                has[owner[nan.count(start, end) > 0]] = True
+                same &= ~has | nan_eq
+        # Distinct frames: runs inside each segment, less joins of a series' consecutive
+        # segments that continue the same frame.
+        runs = cnt_s - self._repeats(g.block_a).count(start + 1, end)
+        f = bl.frames[g.block_a]
+        join = np.zeros(len(segs), bool)
+        if len(segs) > 1:
+            join[1:] = (owner[1:] == owner[:-1]) & (f[start[1:]] == f[end[:-1] - 1])
+        cnt = np.bincount(owner, weights=runs - join, minlength=n).astype(np.int64)
+        return same, cnt
+
+
 def _gather(blocks: SampleBlocks, b: int, sids: np.ndarray, dtype: np.dtype, width: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(frames int64, typed values (n, width), series position) of series ``sids`` of block ``b``."""
@@ -354,64 +514,183 @@ def _gather(blocks: SampleBlocks, b: int, sids: np.ndarray, dtype: np.dtype, wid
 
 def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.ndarray, e_y: np.ndarray,
                    atol: np.ndarray, rtol: np.ndarray, nan_eq: np.ndarray, found: _Found,
-                   texts: dict[int, tuple[str, str]]) -> None:
+                   texts: dict[int, tuple[str, str]], shared: _SharedLayout | None = None) -> None:
     """Compare the series pairs of one group; results into ``found`` and ``texts``."""
     ent = g.entries
+    if len(ent) > 1:
+        rows = np.cumsum(np.maximum(sa.blocks.count[e_x[ent]], sb.blocks.count[e_y[ent]]))
+        if int(rows[-1]) > 2 * _BATCH_ROWS:
+            cuts = np.searchsorted(rows, np.arange(_BATCH_ROWS, int(rows[-1]), _BATCH_ROWS), side="right")
+            for part in np.split(ent, np.unique(cuts[(cuts > 0) & (cuts < len(ent))])):
+                _compare_group(cmp, replace(g, entries=part), sa, sb, e_x, e_y, atol, rtol, nan_eq, found,
+                               texts, shared)
+            return
     xs, ys = e_x[ent], e_y[ent]
     n = len(ent)
+    w = cmp.window
+    lo, hi = w.start, w.stop
+    numeric = g.kind in _NUMERIC
+    # Same frames on both sides and no window: a series' grid is its own zero-order hold.
+    plain = cmp.fmap_b is None and g.kind != "reference" and lo is None and hi is None
+    if plain and shared is not None and g.block_a == g.block_b and np.array_equal(xs, ys):
+        # Stored at the same rows: byte-identical series are found in place, without a gather.
+        same, cnt = shared.same_series(g, xs, nan_eq[ent])
+        _record_same(found, ent[same], cnt[same], numeric)
+        rest = np.flatnonzero(~same)
+        if not len(rest):
+            return
+        moved = shared.frames_moved(g.block_a, xs[rest])
+        lined = rest[~moved]
+        if len(lined):
+            rows = sa.blocks.rows(xs[lined])
+            va, vb = _typed_rows(sa.blocks, g, rows), _typed_rows(sb.blocks, g, rows)
+            f = sa.blocks.frames[g.block_a][rows]
+            seg = np.repeat(np.arange(len(lined)), sa.blocks.count[xs[lined]])
+            if _compare_lined_up(cmp, g, ent[lined], xs[lined], ys[lined], f, seg, va, vb, atol, rtol, nan_eq,
+                                 found, texts, sa, sb):
+                rest = rest[moved]
+                if not len(rest):
+                    return
+        ent, xs, ys, n = ent[rest], xs[rest], ys[rest], len(rest)
     fa, va, seg_a = _gather(sa.blocks, g.block_a, xs, g.dtype, g.width)
     fb_raw, vb, seg_b = _gather(sb.blocks, g.block_b, ys, g.dtype, g.width)
     fb = cmp._map_b(fb_raw) if cmp.fmap_b is not None else fb_raw
     if g.kind == "reference":
         va = cmp.matching.reference_codes("a", cmp.resolver_a.resolve(va, fa[:, None]))
         vb = cmp.matching.reference_codes("b", cmp.resolver_b.resolve(vb, fb_raw[:, None]))
-    w = cmp.window
-    lo, hi = w.start, w.stop
-    numeric = g.kind in _NUMERIC
 
     # Byte-identical series at the same frames are equal without aligning (as _identical).
     same = np.zeros(n, bool)
+    lined_up = False  # every series holds as many samples on both sides: rows line up
     if cmp.fmap_b is None and g.kind != "reference":
         same = sa.blocks.count[xs] == sb.blocks.count[ys]
         if same.all():  # rows of series of equal length line up one to one
+            lined_up = True
             ra = rb = slice(None)
             seg_r = seg_a
         else:
             ra, rb = same[seg_a], same[seg_b]
             seg_r = seg_a[ra]
-        row_same = (fa[ra] == fb[rb]) & _rows_equal(va[ra], vb[rb])
+        frame_same = fa[ra] == fb[rb]
+        row_same = frame_same & _rows_equal(va[ra], vb[rb])
         same[seg_r[~row_same]] = False
         if g.kind == "float":
-            nan_rows = np.flatnonzero(np.isnan(va).any(axis=1))
+            nan_rows = np.flatnonzero(_cols(np.logical_or, np.isnan(va)))
             has_nan = np.zeros(n, bool)
             has_nan[seg_a[nan_rows]] = True
             same &= ~has_nan | nan_eq[ent]
+    last = None  # rows holding the value at the end of their frame (plain case)
     if same.any():
-        fr, sg, _ = _zoh(fa, seg_a, lo, hi)
-        cnt = np.bincount(sg, minlength=n)
-        idx = ent[same]
-        found.done[idx] = True
-        found.compared[idx] = cnt[same]
-        if numeric:
-            zero = same & (cnt > 0)
-            found.max_abs[ent[zero]] = 0.0
-            found.max_rel[ent[zero]] = 0.0
+        if plain:
+            last = _last_in_frame(fa, seg_a)
+            cnt = np.bincount(seg_a[last], minlength=n)
+        else:
+            fr, sg, _ = _zoh(fa, seg_a, lo, hi)
+            cnt = np.bincount(sg, minlength=n)
+        _record_same(found, ent[same], cnt[same], numeric)
     rest = np.flatnonzero(~same)
     if not len(rest):
         return
+    if plain and lined_up:
+        # Series at the same frames on both sides: compared row by row, nothing to align.
+        moved = np.zeros(n, bool)
+        moved[seg_a[~frame_same]] = True
+        lined = rest[~moved[rest]]
+        if len(lined):
+            if len(lined) == n:
+                keep, seg_l = slice(None), seg_a
+            else:
+                keep, seg_l = _rows_of(seg_a, lined, n)
+            if _compare_lined_up(cmp, g, ent[lined], xs[lined], ys[lined], fa[keep], seg_l, va[keep],
+                                 vb[keep], atol, rtol, nan_eq, found, texts, sa, sb,
+                                 last[keep] if last is not None else None):
+                rest = rest[moved[rest]]
+                if not len(rest):
+                    return
     if len(rest) < n:  # keep the rows of the other series only
-        remap = np.full(n, -1, np.int64)
-        remap[rest] = np.arange(len(rest))
-        ka, kb = remap[seg_a] >= 0, remap[seg_b] >= 0
+        ka, seg_a = _rows_of(seg_a, rest, n)
+        kb, seg_b = _rows_of(seg_b, rest, n)
         row_a, row_b = np.flatnonzero(ka), np.flatnonzero(kb)
-        fa, seg_a = fa[ka], remap[seg_a[ka]]
-        fb, seg_b = fb[kb], remap[seg_b[kb]]
+        fa, fb = fa[ka], fb[kb]
     else:
         row_a, row_b = np.arange(len(fa)), np.arange(len(fb))
     m = len(rest)
     ent_r = ent[rest]
     _compare_aligned(cmp, g, ent_r, fa, seg_a, row_a, va, fb, seg_b, row_b, vb, m, lo, hi,
                      atol[ent_r], rtol[ent_r], nan_eq[ent_r], found, texts, xs[rest], ys[rest], sa, sb)
+
+
+def _last_in_frame(f: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """Rows (of series ``seg``, frames ``f``) that are their series' last in their frame."""
+    last = np.ones(len(f), bool)
+    if len(f):
+        last[:-1] = (f[1:] != f[:-1]) | (seg[1:] != seg[:-1])
+    return last
+
+
+def _record_same(found: _Found, idx: np.ndarray, cnt: np.ndarray, numeric: bool) -> None:
+    """Entries ``idx`` are equal series of ``cnt`` compared frames."""
+    found.done[idx] = True
+    found.compared[idx] = cnt
+    if numeric:
+        zero = idx[cnt > 0]
+        found.max_abs[zero] = 0.0
+        found.max_rel[zero] = 0.0
+
+
+def _rows_of(seg: np.ndarray, which: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mask of the rows of series ``which`` (positions among ``n``) and their series renumbered
+    ``0..len(which)-1``."""
+    remap = np.full(n, -1, np.int64)
+    remap[which] = np.arange(len(which))
+    r = remap[seg]
+    keep = r >= 0
+    return keep, r[keep]
+
+
+def _typed_rows(blocks: SampleBlocks, g: _Group, rows: np.ndarray) -> np.ndarray:
+    """Rows ``rows`` of block ``g.block_a`` as ``(n, g.width)`` of ``g.dtype``."""
+    raw = blocks.raw[g.block_a]
+    return raw.view(g.dtype).reshape(len(raw), g.width)[rows]
+
+
+def _compare_lined_up(cmp: Comparison, g: _Group, ent: np.ndarray, xs: np.ndarray, ys: np.ndarray,
+                      f: np.ndarray, seg: np.ndarray, va: np.ndarray, vb: np.ndarray, atol: np.ndarray,
+                      rtol: np.ndarray, nan_eq: np.ndarray, found: _Found, texts: dict[int, tuple[str, str]],
+                      sa: _Side, sb: _Side, last: np.ndarray | None = None) -> bool:
+    """Compare series pairs whose samples sit at the same frames on both sides (rows ``va[r]``
+    and ``vb[r]`` of series ``seg[r]`` at frame ``f[r]``; no window, no frame map): the union
+    grid is each series' own zero-order hold, the same rows on both sides, so nothing is
+    aligned. False (nothing done) when a frame lies past the end of either recording."""
+    m = len(ent)
+    if len(f) and int(f.max()) >= min(cmp.end_a, cmp.end_b):
+        return False
+    if last is None:
+        last = _last_in_frame(f, seg)
+    if last.all():
+        sel = np.arange(len(f))
+        a, b, gseg, gframe = va, vb, seg, f
+    else:
+        sel = np.flatnonzero(last)
+        a, b, gseg, gframe = va[sel], vb[sel], seg[sel], f[sel]
+    found.done[ent] = True
+    found.compared[ent] = np.bincount(gseg, minlength=m)
+    if g.kind in _NUMERIC:
+        row_ok = _numeric_stats(g, a, b, gseg, m, atol[ent], rtol[ent], nan_eq[ent], ent, found)
+    else:
+        row_ok = _cols(np.logical_and, a == b)
+    bad = np.flatnonzero(~row_ok)
+    differing = np.bincount(gseg[bad], minlength=m)
+    found.differing[ent] = differing
+    first = _first_per_segment(gseg, bad, m)
+    ident = np.arange(len(f))
+    for k in np.flatnonzero(differing).tolist():
+        r = int(first[k])
+        found.first_frame[ent[k]] = int(gframe[r])
+        i = int(sel[r])
+        texts[int(ent[k])] = (_value_text(cmp, g, "a", sa, int(xs[k]), va, i, ident, seg, k),
+                              _value_text(cmp, g, "b", sb, int(ys[k]), vb, i, ident, seg, k))
+    return True
 
 
 def _compare_aligned(cmp: Comparison, g: _Group, ent: np.ndarray, fa: np.ndarray, seg_a: np.ndarray,
@@ -479,6 +758,12 @@ def _compare_aligned(cmp: Comparison, g: _Group, ent: np.ndarray, fa: np.ndarray
         )
 
 
+#: Sample rows of the series compared per pass of :func:`_compare_group`: a group of many
+#: millions (every float of a fleet) is split into batches of series, so that its temporaries
+#: (a few per row) are small enough for the allocator to reuse instead of mapping fresh pages
+#: each time (page faults cost seconds of system time on 18 M samples).
+_BATCH_ROWS = 1 << 20
+
 #: Rows of numeric samples processed per pass of :func:`_numeric_stats`: its float64
 #: temporaries stay small and are reused (fresh memory is costly to fault in).
 _CHUNK_ROWS = 1 << 15
@@ -516,21 +801,21 @@ def _numeric_stats(g: _Group, a: np.ndarray, b: np.ndarray, sseg: np.ndarray, m:
                 ne = nan_eq[cs]
                 if ne.any():
                     ok |= ne[:, None] & np.isnan(af) & np.isnan(bf)
-            row_ok[lo:hi] = ok.all(axis=1)
+            row_ok[lo:hi] = _cols(np.logical_and, ok)
             fin = np.isfinite(d)
             all_fin = bool(fin.all())
             dm = d if all_fin else np.where(fin, d, -1.0)
-            row_max[lo:hi] = dm.max(axis=1)
+            row_max[lo:hi] = _cols(np.maximum, dm)
             nz = absb > 0
             if not all_fin:
                 nz &= fin
             np.divide(d, absb, out=af, where=nz)
             af[~nz] = 0.0
-            row_rel[lo:hi] = af.max(axis=1)
+            row_rel[lo:hi] = _cols(np.maximum, af)
             zero_div = (absb == 0) & (d > 0)
             if not all_fin:
                 zero_div &= fin
-            row_inf[lo:hi] = zero_div.any(axis=1)
+            row_inf[lo:hi] = _cols(np.logical_or, zero_div)
     smax = _reduce(np.maximum, row_max, sseg, m, -np.inf)
     srel = _reduce(np.maximum, row_rel, sseg, m, 0.0)
     sinf = _reduce(np.maximum, row_inf, sseg, m, 0)

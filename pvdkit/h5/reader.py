@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import struct
 from dataclasses import dataclass
 
 import h5py
@@ -373,22 +374,31 @@ def _check_global_heaps(f: h5py.File, data: bytes | _FileBytes, name: str) -> No
     obj_header = 8 + size_bytes  # index u16, references u16, 4 reserved bytes, object size
     wrap = 1 << 64  # HDF5 adds sizes to pointers in size_t arithmetic
     n = len(data)
+    # Object headers read with one struct call each from the collection's bytes, read once
+    # (a recording holds one string object per object name: tens of thousands).
+    obj = struct.Struct(f"<H6x{ {2: 'H', 4: 'I', 8: 'Q'}[size_bytes] }") if size_bytes in (2, 4, 8) else None
     at = data.find(_GCOL)
     while at >= 0:
         if at + header <= n:
             end = at + int.from_bytes(data[at + 8:at + header], "little")
-            p = at + header
-            while end <= n and p < end and p + obj_header <= end:
-                index = int.from_bytes(data[p:p + 2], "little")
-                size = int.from_bytes(data[p + 8:p + obj_header], "little")
-                need = (obj_header + -(-size // 8) * 8) % wrap if index else size % wrap
-                if need == 0 or need > end - p:
-                    raise PvdError(
-                        f"{name}: damaged global heap collection at byte offset {at}: its object at "
-                        f"byte {p} claims {size} bytes ({'none left' if need == 0 else 'past its end'}); "
-                        "the recording's strings cannot be read"
-                    )
-                p += need
+            if end <= n:
+                coll = data[at:end].ljust(end - at, b"\0")  # a file cut meanwhile reads as zeros
+                q, stop = header, end - at
+                while q < stop and q + obj_header <= stop:
+                    if obj is not None:
+                        index, size = obj.unpack_from(coll, q)
+                    else:
+                        index = int.from_bytes(coll[q:q + 2], "little")
+                        size = int.from_bytes(coll[q + 8:q + obj_header], "little")
+                    need = (obj_header + -(-size // 8) * 8) % wrap if index else size % wrap
+                    if need == 0 or need > stop - q:
+                        raise PvdError(
+                            f"{name}: damaged global heap collection at byte offset {at}: its object at "
+                            f"byte {at + q} claims {size} bytes "
+                            f"({'none left' if need == 0 else 'past its end'}); "
+                            "the recording's strings cannot be read"
+                        )
+                    q += need
         at = data.find(_GCOL, at + 1)
 
 
