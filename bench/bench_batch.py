@@ -4,9 +4,10 @@ The default sedan (direct drive, 3 substeps, dt = 1/60 s) on a flat plane, throt
 slow steer sine, N = 1, 16, 64, 256, 1024 vehicles side by side. For each N:
 
 * ``fleet``: ``Fleet.step`` (one compiled kernel per component over the batch), single-threaded;
-* ``per-vehicle``: the previous engine — N vehicles stepped one after another through the
-  per-vehicle components (``Vehicle.reference_sequence()``, the plain-numpy reference with the
-  old fused suspension and tire kernels) — at N = 1 and 16 (the same cost per vehicle at any N);
+* ``per-vehicle``: the previous engine — N vehicles with plain per-vehicle states stepped one
+  after another through the per-vehicle components (the plain-numpy reference with the old
+  fused suspension and tire kernels) — at N = 1 and 16 (the same cost per vehicle at any N);
+* first, one ``Vehicle`` through the single-vehicle API (``vehicle.step``), a fleet of one;
 * ``+h5`` / ``+ovd``: what recording every param and state of every vehicle each frame adds,
   per vehicle-step, in steady state (after the first frames, which create every vehicle's
   object graph), and the file's growth in bytes per vehicle-step.
@@ -37,7 +38,7 @@ import numpy as np
 
 from simcore.fleet.fleet import Fleet
 from simcore.presets import load_preset
-from simcore.vehicle import Vehicle
+from simcore.vehicle import Vehicle, VehicleStates
 
 DT = 1.0 / 60.0
 
@@ -81,9 +82,10 @@ def bench_fleet(n: int, seconds: float, repeats: int) -> list[float]:
 def bench_per_vehicle(n: int, seconds: float, repeats: int) -> list[float]:
     """Seconds per step of ``n`` separate Vehicles, the previous engine."""
     params = load_preset("sedan")
-    cars = [Vehicle(params) for _ in range(n)]
+    # Plain per-vehicle states (not views of a batch) and the per-vehicle components: exactly the
+    # engine before fleets.
+    cars = [Vehicle(params, states=VehicleStates.for_params(params)) for _ in range(n)]
     for i, car in enumerate(cars):
-        car.sequence = car.reference_sequence()
         car.place_on_road(lat=4.0 * i)
     counter = [0]
 
@@ -97,6 +99,24 @@ def bench_per_vehicle(n: int, seconds: float, repeats: int) -> list[float]:
 
     run(3)
     probe = _timed(run, 2, 1)[0]
+    return _timed(run, _steps_for(seconds, probe), repeats)
+
+
+def bench_vehicle(seconds: float, repeats: int) -> list[float]:
+    """Seconds per ``Vehicle.step`` of one vehicle through the single-vehicle API (a fleet of one)."""
+    car = Vehicle(load_preset("sedan"))
+    car.place_on_road()
+    counter = [0]
+
+    def run(steps: int) -> None:
+        for _ in range(steps):
+            car.commands.throttle = 0.6
+            car.commands.steer = 0.2 * float(np.sin(counter[0] * DT))
+            car.step(DT)
+            counter[0] += 1
+
+    run(5)
+    probe = _timed(run, 3, 1)[0]
     return _timed(run, _steps_for(seconds, probe), repeats)
 
 
@@ -157,6 +177,10 @@ def main() -> None:
     args = ap.parse_args()
     numba.set_num_threads(1)
     sizes = [int(x) for x in args.sizes.split(",")]
+    one = _us(bench_vehicle(args.seconds, args.repeats), 1)
+    if not args.json:
+        print(f"one Vehicle (vehicle.step, commands through vehicle.commands): "
+              f"{one[0]:.1f} / {one[1]:.1f} us per step, best / median (target <= 60)")
     rows = []
     for n in sizes:
         row: dict[str, object] = {"n": n, "fleet_us": _us(bench_fleet(n, args.seconds, args.repeats), n)}
@@ -171,7 +195,7 @@ def main() -> None:
         if not args.json:
             _print_row(row, header=len(rows) == 1)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"vehicle_us": one, "fleets": rows}, indent=2))
 
 
 def _print_row(row: dict[str, object], header: bool) -> None:
