@@ -24,7 +24,7 @@ tire or suspension model is plugged into a :class:`~simcore.vehicle.Vehicle`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from simcore.context import SimulationContext
@@ -37,6 +37,10 @@ class Component(ABC):
     @abstractmethod
     def update(self, dt: float, context: SimulationContext) -> bool:
         """Advance by ``dt`` (time, > 0). Return ``False`` to abort the rest of the sequence."""
+
+
+#: A flattened update: (bound ``update`` method, dt divisor) in execution order.
+_Plan = list[tuple[Callable[[float, SimulationContext], bool], int]]
 
 
 class SequenceLimitError(ValueError):
@@ -76,6 +80,9 @@ class ComponentSequence:
         self._names: list[str] = []
         self._groups: list[_Group] = [_Group(nb_steps=1, parent=None)]
         self._active = 0
+        #: The update flattened to (bound update method, dt divisor) in execution order, built on
+        #: first use and dropped by every edit: a step then costs one loop, not a walk of groups.
+        self._plan: _Plan | None = None
 
     # --- building ------------------------------------------------------------------------------
 
@@ -95,6 +102,7 @@ class ComponentSequence:
                 "(PxVehicleComponentSequenceLimits::eMAX_NB_COMPONENTS); "
                 f"cannot add {type(component).__name__}"
             )
+        self._plan = None
         index = len(self._components)
         self._components.append(component)
         self._names.append(name if name is not None else type(component).__name__)
@@ -114,6 +122,7 @@ class ComponentSequence:
                 f"ComponentSequence.begin_substep_group: limit of {MAX_NB_SUBGROUPS} groups reached "
                 "(the root group counts as one; PxVehicleComponentSequenceLimits::eMAX_NB_SUBGROUPS)"
             )
+        self._plan = None
         handle = len(self._groups)
         self._groups.append(_Group(nb_steps=n, parent=self._active))
         self._groups[self._active].elements.append(("group", handle))
@@ -122,6 +131,7 @@ class ComponentSequence:
 
     def end_substep_group(self) -> None:
         """Close the group most recently opened with :meth:`begin_substep_group`."""
+        self._plan = None
         parent = self._groups[self._active].parent
         if parent is None:
             raise ValueError("end_substep_group: no substep group is open")
@@ -134,6 +144,7 @@ class ComponentSequence:
         n = int(nb_substeps)
         if n != nb_substeps or n < 1:
             raise ValueError(f"set_substeps: nb_substeps must be an integer >= 1, got {nb_substeps!r}")
+        self._plan = None
         self._groups[group].nb_steps = n
 
     def get_substeps(self, group: int) -> int:
@@ -169,6 +180,7 @@ class ComponentSequence:
         """
         if not isinstance(component, Component):
             raise TypeError(f"replace expects a Component, got {type(component).__name__}")
+        self._plan = None
         i = self._find(key)
         old = self._components[i]
         self._components[i] = component
@@ -233,18 +245,24 @@ class ComponentSequence:
             )
         if not dt > 0.0:
             raise ValueError(f"ComponentSequence.update: the time step must be positive, got {dt!r}")
-        return self._update_group(0, float(dt), context, 1)
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = self._flatten(0, 1)
+        dt = float(dt)
+        for update, divisor in plan:
+            if not update(dt / divisor, context):
+                return False
+        return True
 
-    def _update_group(self, g: int, dt: float, context: SimulationContext, parent_mult: int) -> bool:
+    def _flatten(self, g: int, parent_mult: int) -> _Plan:
+        """Group ``g`` unrolled: each component's update as often as it runs, with its dt divisor
+        (the product of the enclosing substep counts, so ``dt / divisor`` is the group's sub-step)."""
         group = self._groups[g]
         mult = parent_mult * group.nb_steps
-        sub_dt = dt / mult
-        comps = self._components
-        for _ in range(group.nb_steps):
-            for kind, idx in group.elements:
-                if kind == "component":
-                    if not comps[idx].update(sub_dt, context):
-                        return False
-                elif not self._update_group(idx, dt, context, mult):
-                    return False
-        return True
+        once: _Plan = []
+        for kind, idx in group.elements:
+            if kind == "component":
+                once.append((self._components[idx].update, mult))
+            else:
+                once.extend(self._flatten(idx, mult))
+        return once * group.nb_steps
