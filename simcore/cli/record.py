@@ -211,7 +211,6 @@ def record(
     import math
 
     from simcore.limits import MAX_DT, MAX_STEPS, MAX_SUBSTEPS, MIN_DT
-    from simcore.pvd.recorder import PvdRecorder
     from simcore.scenarios import DEFAULT_SCENARIO, ScenarioError, get_scenario
     from simcore.vehicle import DEFAULT_NB_SUBSTEPS, Vehicle
 
@@ -252,22 +251,34 @@ def record(
         car = params.make_vehicle(nb_substeps=nb_substeps, place_on_road=False)
     else:
         car = Vehicle(params, nb_substeps=nb_substeps)
+    return _run_and_record(car, car, label, f"{label}_{sc.name}", sc, duration=duration, dt=dt, out=out,
+                           timestamps=timestamps, progress=progress)
+
+
+def _run_and_record(subject: Any, one: Any, label: str, stem: str, sc: Any, *, duration: float | None,
+                    dt: float, out: str | os.PathLike | None, timestamps: str,
+                    progress: Callable[[int, int], None] | None, vehicles: int = 1) -> RecordSummary:
+    """Check that vehicle ``one`` can drive scenario ``sc``, then run ``subject`` (that vehicle or
+    a fleet of such) through it with a recorder attached, into ``out`` (default
+    ``recordings/<stem>.h5``); an early stop closes the file marked incomplete."""
+    from simcore.pvd.recorder import PvdRecorder
+    from simcore.scenarios import ScenarioError
+
     try:
-        sc.check(car)
+        sc.check(one)
     except ScenarioError as exc:
         raise RecordError(str(exc)) from None
-    path = _output_path(out, f"{label}_{sc.name}")
+    path = _output_path(out, stem)
     total = max(1, int(round((sc.duration if duration is None else duration) / dt)))
-
     writer = open_writer(path)
     start = time.perf_counter()
     with PvdRecorder(writer, timestamps=timestamps) as recorder, _marks_early_stop(writer):
-        recorder.attach(car)
-        steps = sc.run(car, dt, total * dt,
+        recorder.attach(subject)
+        steps = sc.run(subject, dt, total * dt,
                        after_step=(lambda i: progress(i + 1, total)) if progress is not None else None)
     wall = time.perf_counter() - start
     return RecordSummary(path, label, sc.name, steps, recorder.frames, recorder.nb_objects,
-                         path.stat().st_size, wall, recorder.time)
+                         path.stat().st_size, wall, recorder.time, vehicles=vehicles)
 
 
 #: Most vehicles ``pvdkit record --vehicles`` simulates in one fleet.
@@ -306,26 +317,12 @@ def _record_fleet(params: Any, label: str, sc: Any, n: int, spacing: float, vary
                   timestamps: str, progress: Callable[[int, int], None] | None) -> RecordSummary:
     """``record`` for ``n`` vehicles stepped together as one :class:`~simcore.fleet.Fleet`."""
     from simcore.fleet import Fleet
-    from simcore.pvd.recorder import PvdRecorder
-    from simcore.scenarios import ScenarioError
 
     fleet = Fleet(_fleet_params(params, label, n, vary), nb_substeps=nb_substeps)
     fleet.spacing = spacing
-    try:
-        sc.check(fleet[0])
-    except ScenarioError as exc:
-        raise RecordError(str(exc)) from None
-    path = _output_path(out, f"{label}_x{n}_{sc.name}")
-    total = max(1, int(round((sc.duration if duration is None else duration) / dt)))
-    writer = open_writer(path)
-    start = time.perf_counter()
-    with PvdRecorder(writer, timestamps=timestamps) as recorder, _marks_early_stop(writer):
-        recorder.attach_fleet(fleet)
-        steps = sc.run(fleet, dt, total * dt,
-                       after_step=(lambda i: progress(i + 1, total)) if progress is not None else None)
-    wall = time.perf_counter() - start
-    return RecordSummary(path, f"{n} x {label}", sc.name, steps, recorder.frames, recorder.nb_objects,
-                         path.stat().st_size, wall, recorder.time, vehicles=n)
+    return _run_and_record(fleet, fleet[0], f"{n} x {label}", f"{label}_x{n}_{sc.name}", sc,
+                           duration=duration, dt=dt, out=out, timestamps=timestamps, progress=progress,
+                           vehicles=n)
 
 
 def vehicle_names() -> list[str]:
