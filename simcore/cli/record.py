@@ -448,19 +448,53 @@ def run(args: argparse.Namespace) -> int:
     from simcore.scenarios import ScenarioError
 
     bar = None if args.quiet else ProgressBar(width=30, unit="steps", min_interval=0.1)
+    progress = bar if bar is None or not sys.stderr.isatty() else _NoticeBeforeFirstStep(bar)
     try:
         with terminate_as_exception():
             summary = record(args.vehicle, args.scenario, duration=args.duration, dt=args.dt,
                              substeps=args.substeps, out=args.output, timestamps=args.timestamps,
-                             progress=bar, vehicles=args.vehicles, spacing=args.spacing, vary=args.vary)
+                             progress=progress, vehicles=args.vehicles, spacing=args.spacing,
+                             vary=args.vary)
     except (KeyboardInterrupt, Terminated) as exc:
         print(f"\nrecord: {interruption_reason(exc)}; the recording keeps every frame written before",
               file=sys.stderr)
         return exit_status(exc)
     except (RecordError, ScenarioError, SimulationDiverged, ParamsError, OSError) as exc:
         raise PvdError(f"record: {exc}") from None
+    finally:
+        if isinstance(progress, _NoticeBeforeFirstStep):
+            progress.cancel()
     print(summary.format())
     return 0
+
+
+class _NoticeBeforeFirstStep:
+    """Progress that says, on a terminal, why nothing moves when the first step is a second away:
+    a fresh install compiles simcore's kernels then (tens of seconds, once; later runs load them
+    from numba's cache)."""
+
+    def __init__(self, bar: Callable[[int, int], None], after: float = 1.0) -> None:
+        import threading
+
+        self._bar = bar
+        self._timer: Any = threading.Timer(after, self._notice)
+        self._timer.daemon = True
+        self._timer.start()
+
+    @staticmethod
+    def _notice() -> None:
+        print("record: preparing — the first run compiles simcore's kernels (once; later runs load "
+              "them from the cache)…", file=sys.stderr, flush=True)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.cancel()
+        self._bar(done, total)
+
+    def cancel(self) -> None:
+        """No notice after all (the first step came, or the run ended)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 #: One-line help of the subcommand (the entry point's, :data:`simcore.cli.RECORD_HELP`).
