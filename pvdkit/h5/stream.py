@@ -2,7 +2,9 @@
 
 Why: a long simulation should not have to write an ``.ovd`` and convert it afterwards, and a
 crash must leave a readable recording. :class:`H5Stream` keeps the bytes it is given and, at
-least once per ``flush_interval`` of wall time (and at the end of the first frame), tokenizes
+least once per ``flush_interval`` of wall time (counted from the start of the last commit, less
+the time that commit took, so that a kill loses at most about ``flush_interval``; and at the
+end of the first frame), tokenizes
 the complete commands received so far, indexes them with the same
 :class:`~pvdkit.index.builder.IndexBuilder` as the ``.ovd`` reader, appends them to the file in one
 batch (a few h5py calls per table and pool — never one per attribute write) and *commits* them.
@@ -112,7 +114,8 @@ class H5Stream:
         self._builder: IndexBuilder | None = None
         self._frame = -1
         self._offset = 0  # stream offset of self._pending[0]
-        self._last_commit = time.monotonic()
+        self._last_commit = time.monotonic()  # when the last commit started
+        self._commit_seconds = 0.0  # how long it took
         self._h5_per_ovd_byte = 1.0  # file growth per stream byte, measured at each commit
         self._budget = self.batch_bytes  # stream bytes to collect before the next commit
         self._frame_hints = False  # the writer calls frame_end(): commit on frame boundaries only
@@ -217,7 +220,10 @@ class H5Stream:
             raise PvdError(f"{self.path}: write after the stream was closed")
 
     def _due(self) -> bool:
-        return self._writer is not None and time.monotonic() - self._last_commit >= self.flush_interval
+        # A kill loses what arrived since the last finished commit *started*: start the next one
+        # early by the time the last one took, so that span stays within ``flush_interval``.
+        lead = min(self._commit_seconds, 0.75 * self.flush_interval)
+        return self._writer is not None and time.monotonic() - self._last_commit >= self.flush_interval - lead
 
     def _guarded(self, step) -> None:
         """Run one file update whole: signals wait for it; an I/O error stops the stream."""
@@ -339,6 +345,7 @@ class H5Stream:
     def _commit(self) -> None:
         if self._writer is None:
             return
+        started = time.monotonic()
         # Stop before HDF5 runs out of space in the middle of a write: it could not close the file.
         waiting = self._waiting
         need = int(waiting * self._h5_per_ovd_byte) + MIN_FREE_BYTES
@@ -354,7 +361,8 @@ class H5Stream:
         free = free_bytes(self.path)
         room = self.batch_bytes if free is None else (free - MIN_FREE_BYTES) / (1.5 * self._h5_per_ovd_byte)
         self._budget = int(max(min(self.batch_bytes, room), min(self.batch_bytes, 4096)))
-        self._last_commit = time.monotonic()
+        self._last_commit = started
+        self._commit_seconds = time.monotonic() - started
         self.frames_committed = self._frame + 1
 
     def _finish(self) -> None:
