@@ -199,7 +199,24 @@ def _source_gone(decl: ClassDecl) -> PvdGraphError:
                          "the PVD object graph is fixed at the first frame")
 
 
-class StateBlock:
+class _PreparedStates:
+    """What the recorder's state blocks share: a prepared block of the writer (``self.block``)
+    that ``fill()`` loads with the current values each frame."""
+
+    block: Any
+
+    @property
+    def buffer(self) -> memoryview:
+        """The frame's encoded commands (as last filled)."""
+        return self.block.buffer
+
+    @property
+    def nb_commands(self) -> int:
+        """SET_ATTRIBUTE commands per frame."""
+        return self.block.nb_commands
+
+
+class StateBlock(_PreparedStates):
     """Every state value of some object groups, as one prepared block of the writer.
 
     The SET_ATTRIBUTE commands are encoded once by
@@ -236,16 +253,6 @@ class StateBlock:
             for slot, value in zip(slots, _values(src, slots), strict=True):
                 slot.fast = _shaped_view(self.block, c, np.shape(value))
                 c += 1
-
-    @property
-    def buffer(self) -> memoryview:
-        """The frame's encoded commands (as last filled)."""
-        return self.block.buffer
-
-    @property
-    def nb_commands(self) -> int:
-        """SET_ATTRIBUTE commands per frame."""
-        return self.block.nb_commands
 
     def fill(self) -> None:
         """Read every state from its source into the block."""
@@ -390,7 +397,7 @@ class _FleetColumn:
     vectorized: bool
 
 
-class FleetStateBlock:
+class FleetStateBlock(_PreparedStates):
     """Every state value of every member of a fleet, as one prepared block of the writer.
 
     Class by class and attribute by attribute, one column holds that attribute of every
@@ -440,16 +447,6 @@ class FleetStateBlock:
             column = _FleetColumn(get, a.chunk, self.block.views[c], None, label, vectorized)
             column.fast = _shaped_view(self.block, c, (n,) + one.shape)
             self._classes[-1][1].append(column)
-
-    @property
-    def buffer(self) -> memoryview:
-        """The frame's encoded commands (as last filled)."""
-        return self.block.buffer
-
-    @property
-    def nb_commands(self) -> int:
-        """SET_ATTRIBUTE commands per frame."""
-        return self.block.nb_commands
 
     def fill(self) -> None:
         """Read every state of every member from the batch into the block."""

@@ -303,13 +303,19 @@ def _k_command_response(resp_f, resp_i, ack, axis, lin_vel, quat, brakes, nb_bra
 
 
 @numba.njit(**_JIT)
-def _open_differential(wf, wi, v, connected, nb_connected, torque_ratios, ave_ratios):  # pragma: no cover
-    """``_open_differential``: wheels with a non-zero torque ratio, in axle order."""
-    nb_wheels = connected.shape[1]
-    for j in range(nb_wheels):
+def _clear_differential(v, connected, torque_ratios, ave_ratios):  # pragma: no cover - compiled
+    """Vehicle ``v``'s differential state back to "no wheel connected" before it is rebuilt."""
+    for j in range(connected.shape[1]):
         connected[v, j] = -1
         torque_ratios[v, j] = 0.0
         ave_ratios[v, j] = 0.0
+
+
+@numba.njit(**_JIT)
+def _open_differential(wf, wi, v, connected, nb_connected, torque_ratios, ave_ratios):  # pragma: no cover
+    """``_open_differential``: wheels with a non-zero torque ratio, in axle order."""
+    nb_wheels = connected.shape[1]
+    _clear_differential(v, connected, torque_ratios, ave_ratios)
     m = 0
     for k in range(nb_wheels):
         j = wi[v, k, WI_AXLE_ORDER]
@@ -458,10 +464,7 @@ def _k_tank_differential(pf, pi, wf, wi, thrusts, connected, nb_connected, torqu
         lo = pf[v, PF_TANK_MIN_THRUST]
         t0 = _py_min(_py_max(thrusts[v, 0], lo), 1.0)
         t1 = _py_min(_py_max(thrusts[v, 1], lo), 1.0)
-        for j in range(nb_wheels):
-            connected[v, j] = -1
-            torque_ratios[v, j] = 0.0
-            ave_ratios[v, j] = 0.0
+        _clear_differential(v, connected, torque_ratios, ave_ratios)
         m = 0
         for k in range(nb_wheels):
             j = wi[v, k, WI_AXLE_ORDER]
