@@ -14,6 +14,10 @@ Open any recording with :meth:`Recording.open` (``.ovd`` or ``.h5``, a path or i
     rec.value_at(wheel, "correctedRotationSpeed", 3)               # zero-order hold at frame 3
     wheel.state_at(3)                                              # every attribute at frame 3
 
+Enums decode to their names (``'eRIGID_DYNAMIC'``), except PhysX's booleans (an enum class of
+exactly ``False`` = 0, ``True`` = 1, :attr:`Class.is_bool`), which decode to ``bool``;
+:attr:`Series.names` / :meth:`Series.name_at` give the names of any enum.
+
 Frames are numbered 0, 1, 2 … in file order (the n-th START_FRAME is frame n-1); commands before
 the first START_FRAME belong to frame -1 and are visible from frame 0 on.
 
@@ -91,6 +95,9 @@ MAX_BASE_DEPTH = 64
 #: Longest dotted name of an attribute path (:attr:`Series.name`, :meth:`Recording.state_at`
 #: keys); a longer one (up to 255 names of up to 64 KB each) is named by its handles ("9/10").
 MAX_PATH_NAME = 1024
+#: The values of an enum class that decodes to Python bools (:attr:`Class.is_bool`): PhysX
+#: Vehicle2 registers each of its booleans as such a class (``WheelStateBool`` …).
+BOOL_ENUM_VALUES = {"False": 0, "True": 1}
 
 # ============================================================================================
 # Registry model: classes and attributes
@@ -244,6 +251,15 @@ class Class:
         for v in bits:
             all_bits |= v
         return all(bin(v & all_bits).count("1") >= 2 for v in vals - bits)
+
+    @cached_property
+    def is_bool(self) -> bool:
+        """True for an enum class whose values are exactly ``False`` = 0 and ``True`` = 1 (names
+        case-sensitive, as PhysX writes them): its attributes decode to ``bool``, not to the names
+        ``'True'`` / ``'False'``, which are both truthy. Any other class (``Maybe`` = 2 added, other
+        spellings) keeps decoding to names. The one place this rule lives.
+        """
+        return self.enum_values == BOOL_ENUM_VALUES
 
 
 def build_registry(
@@ -500,11 +516,15 @@ class Series:
     values: numeric → array ``(n, k)`` or ``(n,)`` when each sample is one element (k is the
     elements actually written, which PhysX sometimes makes differ from the registered count);
     variable-length samples → a list of 1-D arrays; object handles → uint64 array (resolve
-    with :meth:`Recording.resolve`); enums → array of names; flags → list of frozensets of
-    names (unknown bits as hex strings); an enum/flags payload that is not a 1, 2, 4 or 8-byte
-    word → the string ``"<invalid flags: N bytes>"`` (or ``enum``) for that sample; flags of an
-    enum class never registered → the numbers; strings → list of str (trailing NULs dropped).
-    ``raw`` is the undecoded numeric form. Unpacks as ``frames, values = series``.
+    with :meth:`Recording.resolve`); enums → array of names, except booleans (an enum class of
+    exactly ``False`` = 0, ``True`` = 1, :attr:`Class.is_bool`) → numpy bool array; flags →
+    list of frozensets of names (unknown bits as hex strings); an enum/flags payload that is
+    not a 1, 2, 4 or 8-byte word → the string ``"<invalid flags: N bytes>"`` (or ``enum``) for
+    that sample (a boolean series with a sample that is no word or not 0/1 is an object array:
+    bools, and that sample's marker or number as text, ``'2'``);
+    flags of an enum class never registered → the numbers; strings → list of str (trailing NULs
+    dropped). ``raw`` is the undecoded numeric form, :attr:`names` the enum names (booleans
+    too). Unpacks as ``frames, values = series``.
     """
 
     family = FAMILY_SET
@@ -542,10 +562,15 @@ class Series:
         if self._kind == "string":
             return [_text(bytes(r)) for r in raw]
         if self._kind == "enum":
-            names = {v: k for k, v in reversed(list(self.attribute.enum_class.enum_values.items()))}
-            words = _words(raw, "enum")
-            table = {v: v if isinstance(v, str) else names.get(v, str(v)) for v in set(words)}
-            return np.array([table[v] for v in words], dtype=object)
+            if not self.attribute.enum_class.is_bool:
+                return self.names
+            if not len(raw):
+                return np.zeros(0, bool)
+            if isinstance(raw, np.ndarray) and raw.ndim == 1 and not (raw > 1).any():
+                return raw.astype(bool)
+            # Mixed word widths, or a damaged sample (it keeps its number or marker as text).
+            decoded = [{"False": False, "True": True}.get(n, n) for n in self.names]
+            return np.array(decoded, dtype=bool if all(isinstance(v, bool) for v in decoded) else object)
         if self._kind == "flags":
             words = _words(raw, "flags")
             decoded = {v: v if isinstance(v, str) else self._flag_names(v) for v in set(words)}
@@ -555,6 +580,24 @@ class Series:
                 return raw
             return np.array(_words(raw, "flags"), dtype=object)
         return raw
+
+    @cached_property
+    def names(self) -> np.ndarray:
+        """The enum name of each sample (object array of str), booleans included (``'True'``);
+        a value the class does not name as its number (``'7'``), a payload that is no word as
+        ``"<invalid enum: N bytes>"``. :class:`PvdError` for an attribute that is not an enum."""
+        if self._kind != "enum":
+            raise PvdError(f"{self.name} is not an enum attribute")
+        names = {v: k for k, v in reversed(list(self.attribute.enum_class.enum_values.items()))}
+        words = _words(self.raw, "enum")
+        table = {v: v if isinstance(v, str) else names.get(v, str(v)) for v in set(words)}
+        return np.array([table[v] for v in words], dtype=object)
+
+    def name_at(self, frame: int, default: Any = None) -> Any:
+        """The enum name in force at ``frame`` (``'True'`` where :meth:`at` gives ``True``),
+        ``default`` before the first sample."""
+        i = self.index_at(frame)
+        return default if i < 0 else self.names[i]
 
     @cached_property
     def _flag_table(self) -> dict[int, tuple[str, ...]]:

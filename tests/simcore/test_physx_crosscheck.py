@@ -53,7 +53,9 @@ from simcore.wheel.params import WheelParams
 from simcore.wheel.states import WheelActuationState
 
 OVD = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
-STEP_FRAMES = [2 * i + 1 for i in range(12)]  # frame 2i+1 holds the Vehicle2 state of step i
+# PhysX writes two frames per step (docs/ovd-format.md, "Frames and steps in PhysX recordings"):
+# frame 2i holds the Vehicle2 state of step i, frame 2i+1 the PhysX actor results of that step.
+STEP_FRAMES = [2 * i for i in range(12)]
 GRAVITY = np.array([0.0, -10.0, 0.0])
 
 
@@ -65,7 +67,7 @@ class Basic:
         # Four vehicles; Basic is the direct-drive one with brake and steer responses.
         self.vehicle = next(
             v for v in rec.objects_of_class("Vehicle")
-            if v.state_at(1)["directDrivetrain"] is not None and v.state_at(1)["brakeResponseParamsSet"]
+            if v.state_at(0)["directDrivetrain"] is not None and v.state_at(0)["brakeResponseParamsSet"]
         )
 
     def obj(self, handle: int, frame: int) -> dict[str, Any]:
@@ -81,7 +83,7 @@ class Basic:
         return self.obj(self.obj(self.top(frame)["directDrivetrain"], frame)[key], frame)
 
     def params(self) -> VehicleParams:
-        f = 1
+        f = STEP_FRAMES[0]
         top = self.top(f)
         rb = self.obj(top["rigidBodyParams"], f)
         calc = self.obj(top["suspStateCalcParams"], f)
@@ -180,8 +182,9 @@ def test_command_responses_and_actuation(basic: Basic, params: VehicleParams) ->
         np.testing.assert_allclose(steer, basic.obj(basic.top(f)["steerResponseState"], f)["wheelStates0To3"])
         act = direct_drive_actuation_state_update(brake, drive, WheelActuationState.default(4))
         rec_act = basic.wheels(f, "wheelActuationState")
-        drive_flags = [a["isDriveApplied"] == "True" for a in rec_act]
-        brake_flags = [a["isBrakeApplied"] == "True" for a in rec_act]
+        drive_flags = [a["isDriveApplied"] for a in rec_act]  # PhysX's WheelStateBool → bool
+        brake_flags = [a["isBrakeApplied"] for a in rec_act]
+        assert all(type(x) is bool for x in drive_flags + brake_flags)
         np.testing.assert_array_equal(act.is_drive_applied, drive_flags)
         np.testing.assert_array_equal(act.is_brake_applied, brake_flags)
 
@@ -195,7 +198,7 @@ def test_road_geometry_query_finds_the_recorded_plane(basic: Basic, params: Vehi
                                    params.suspension, np.zeros(4), np.asarray(rb["pos"], dtype=np.float64),
                                    np.asarray(rb["quat"], dtype=np.float64), out)
         rec = basic.wheels(f, "roadGeomState")
-        np.testing.assert_array_equal(out.hit_state, [r["hitState"] == "True" for r in rec])
+        np.testing.assert_array_equal(out.hit_state, [r["hitState"] for r in rec])
         np.testing.assert_allclose(out.plane, _column(rec, "plane"), atol=1e-6)
         np.testing.assert_allclose(out.friction, _column(rec, "friction"))
 

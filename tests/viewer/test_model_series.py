@@ -128,6 +128,15 @@ def test_per_wheel_target_matches_readback(fixture_session, readback):
                                                              rel=1e-6)
 
 
+def test_a_boolean_plots_as_0_and_1(fixture_session):
+    rec = fixture_session.recording
+    act = fixture_session.vehicles[0].wheels[0].part("WheelActuationState")
+    s = rec.series(act, "isDriveApplied")
+    curve = extract_curve(rec, act, "isDriveApplied")
+    assert s.values.dtype == np.bool_ and set(curve.values.tolist()) <= {0.0, 1.0}
+    np.testing.assert_array_equal(curve.values, s.values.astype(np.float64))
+
+
 def test_vector_components_and_errors(fixture_session):
     rec = fixture_session.recording
     v = fixture_session.vehicles[0]

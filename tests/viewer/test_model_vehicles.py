@@ -120,6 +120,10 @@ def test_property_rows_kinds_references_enums_flags(fixture_session):
     assert actor["globalPose"].kind == "array" and actor["globalPose"].n_elements == 7
     assert actor["mass"].text == "1800" and actor["mass"].type_text == "float32"
     assert actor["linearVelocity"].kind == "vector" and actor["linearVelocity"].type_text == "float32×3"
+    wheel = {r.name: r for r in pm.rows(basic.wheels[0].part("WheelActuationState"), 3)}
+    brake = wheel["isBrakeApplied"]  # a PhysX boolean (enum class WheelStateBool): True / False
+    assert (brake.kind, brake.text, brake.type_text) == ("enum", "False", "enum WheelStateBool")
+    assert wheel["isDriveApplied"].text == "True"
     assert pages(70, 32) == [(0, 32), (32, 64), (64, 70)]
     assert element_texts(np.array([1.5, 2.0, 3.25]), 1, 3) == [("[1]", "2"), ("[2]", "3.25")]
 
