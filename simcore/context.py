@@ -1,7 +1,8 @@
 """Simulation context (``PxVehicleSimulationContext``): what every component shares.
 
-Gravity, frame and scale, the tire slip denominators, the sticky-tire thresholds and the
-forward speed below which wheel rotation angles are blended. Frozen: build a new one to change it.
+Gravity, frame and scale, the tire slip denominators, the sticky-tire thresholds, the
+forward speed below which wheel rotation angles are blended, and optionally the speed-dependent
+substep rule of Omni PhysX. Frozen: build a new one to change it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from simcore.frame import DEFAULT_FRAME, DEFAULT_SCALE, Frame, Scale, transform_vector
+from simcore.physx_actor.params import SubstepRule
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,9 @@ class SimulationContext:
     tire_slip_params: TireSlipParams = TireSlipParams()
     tire_sticky_params: TireStickyParams = TireStickyParams()
     threshold_forward_speed_for_wheel_angle_integration: float = 5.0
+    #: Substep count by forward speed (Omni PhysX's rule, :class:`~simcore.physx_actor.SubstepRule`);
+    #: None keeps the sequence's own fixed count.
+    substep_rule: SubstepRule | None = None
 
     def __post_init__(self) -> None:
         g = np.asarray(self.gravity, dtype=np.float64).reshape(3)
@@ -107,6 +112,8 @@ class SimulationContext:
         self.tire_sticky_params.validate()
         if not self.threshold_forward_speed_for_wheel_angle_integration >= 0.0:
             raise ValueError("threshold_forward_speed_for_wheel_angle_integration must be >= 0")
+        if self.substep_rule is not None:
+            self.substep_rule.validate()
 
     def transform_and_scale(self, src_frame: Frame, trg_frame: Frame, src_scale: Scale,
                             trg_scale: Scale) -> SimulationContext:
@@ -122,4 +129,6 @@ class SimulationContext:
                 src_frame, trg_frame, src_scale, trg_scale),
             threshold_forward_speed_for_wheel_angle_integration=(
                 self.threshold_forward_speed_for_wheel_angle_integration * r),
+            substep_rule=(None if self.substep_rule is None else
+                          self.substep_rule.transform_and_scale(src_frame, trg_frame, src_scale, trg_scale)),
         )

@@ -56,6 +56,8 @@ from simcore.drivetrain.direct_drive import (
 from simcore.frame import DEFAULT_FRAME, DEFAULT_SCALE, Frame, Scale
 from simcore.limits import check_param_bounds, check_vehicle_states
 from simcore.maths import quat_normalize, quat_rotate
+from simcore.physx_actor.params import PhysXActorParams
+from simcore.physx_actor.states import PhysXActorState
 from simcore.rigid_body.components import (
     RigidBodyBeginComponent,
     RigidBodyComponent,
@@ -141,6 +143,8 @@ class VehicleParams:
     clutch_command_response: Any = None
     clutch: Any = None
     differential: Any = None
+    #: The chassis as a PhysX rigid actor (:mod:`simcore.physx_actor`); None: a pure Vehicle2 body.
+    physx_actor: PhysXActorParams | None = None
 
     def __post_init__(self) -> None:
         for name in ("brake_command_response", "ackermann", "anti_roll_bars"):
@@ -194,6 +198,8 @@ class VehicleParams:
             bar.validate(ax)
         self.road_geometry_query.validate()
         self.suspension_limit_constraint.validate()
+        if self.physx_actor is not None:
+            self.physx_actor.validate()
         plugin = drivetrain_plugin(self.drivetrain)
         if plugin.validate is not None:
             plugin.validate(self)
@@ -281,6 +287,8 @@ class VehicleStates:
     clutch_slip: Any = None
     #: Working data of the engine drive's differential (rebuilt every update; not recorded).
     wheel_constraint_group: Any = None
+    #: The chassis actor (present when ``VehicleParams.physx_actor`` is set).
+    physx_actor: PhysXActorState | None = None
 
     @classmethod
     def for_params(cls, params: VehicleParams) -> VehicleStates:
@@ -308,6 +316,8 @@ class VehicleStates:
             wheel_local_pose=WheelLocalPoseState.default(n),
             constraints=VehicleConstraintState.default(n),
         )
+        if params.physx_actor is not None:
+            states.physx_actor = PhysXActorState()
         plugin = drivetrain_plugin(params.drivetrain)
         for name, value in plugin.make_states(params).items():
             if name not in _STATE_NAMES:
@@ -431,23 +441,60 @@ def _direct_batch_components(fleet: Any) -> tuple[Component, Component, Componen
 # --------------------------------------------------------------------------------------------
 
 
+#: Entry names of the default sequence: before the substep group, inside it, after it.
+DEFAULT_LAYOUT = (("rigid_body_begin", "command_response", "actuation", "road_geometry"),
+                  ("suspension", "tire", "constraints", "drivetrain", "rigid_body"),
+                  ("wheel",))
+#: The same with the PhysX actor layer (``VehicleParams.physx_actor``), in the order of PhysX's own
+#: vehicles: the body is read from the actor, the rows are built once after the update and the
+#: scene solves them (``physx_actor_end``) instead of the rigid body in every substep.
+PHYSX_ACTOR_LAYOUT = (("physx_actor_begin", "command_response", "actuation", "road_geometry"),
+                      ("suspension", "tire", "drivetrain", "rigid_body"),
+                      ("wheel", "constraints", "physx_actor_end"))
+
+
+def sequence_layout(params: VehicleParams) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """:data:`PHYSX_ACTOR_LAYOUT` for a vehicle with a PhysX actor, else :data:`DEFAULT_LAYOUT`."""
+    return PHYSX_ACTOR_LAYOUT if params.physx_actor is not None else DEFAULT_LAYOUT
+
+
 def build_default_sequence(vehicle: Vehicle, nb_substeps: int = DEFAULT_NB_SUBSTEPS) -> ComponentSequence:
     """The Vehicle2 snippet sequence for ``vehicle`` (see the module docstring), named entries."""
     plugin = drivetrain_plugin(vehicle.params.drivetrain)
     command_response, actuation, drivetrain = plugin.make_components(vehicle)
+    actor = vehicle.params.physx_actor is not None
+    parts: dict[str, Component] = {
+        "command_response": command_response, "actuation": actuation, "drivetrain": drivetrain,
+        "road_geometry": RoadGeometryQueryComponent(vehicle), "suspension": SuspensionComponent(vehicle),
+        "tire": TireComponent(vehicle), "constraints": VehicleConstraintComponent(vehicle),
+        "rigid_body": RigidBodyComponent(vehicle, solve_constraints=not actor),
+        "wheel": WheelComponent(vehicle),
+    }
+    if actor:
+        # The actor layer's components are the batch ones over this vehicle's row of its fleet.
+        from simcore.physx_actor.components import PhysXActorBeginBatchComponent, PhysXActorEndBatchComponent
+
+        row = getattr(vehicle, "fleet_row", None)
+        if row is None and vehicle.fleet is not None:
+            row = (vehicle.fleet, 0)
+        if row is None:
+            raise ValueError("Vehicle: the PhysX actor layer runs on a fleet's rows; build the vehicle as "
+                             "Vehicle(params) or take it from a Fleet")
+        one = row[0].row(row[1])
+        begin = PhysXActorBeginBatchComponent(one)
+        parts |= {"physx_actor_begin": begin, "physx_actor_end": PhysXActorEndBatchComponent(one, begin)}
+    else:
+        parts["rigid_body_begin"] = RigidBodyBeginComponent(vehicle)
+    before, substeps, after = sequence_layout(vehicle.params)
     seq = ComponentSequence()
-    seq.add(RigidBodyBeginComponent(vehicle), "rigid_body_begin")
-    seq.add(command_response, "command_response")
-    seq.add(actuation, "actuation")
-    seq.add(RoadGeometryQueryComponent(vehicle), "road_geometry")
+    for name in before:
+        seq.add(parts[name], name)
     seq.begin_substep_group(nb_substeps)
-    seq.add(SuspensionComponent(vehicle), "suspension")
-    seq.add(TireComponent(vehicle), "tire")
-    seq.add(VehicleConstraintComponent(vehicle), "constraints")
-    seq.add(drivetrain, "drivetrain")
-    seq.add(RigidBodyComponent(vehicle), "rigid_body")
+    for name in substeps:
+        seq.add(parts[name], name)
     seq.end_substep_group()
-    seq.add(WheelComponent(vehicle), "wheel")
+    for name in after:
+        seq.add(parts[name], name)
     return seq
 
 
@@ -738,6 +785,15 @@ class Vehicle:
             rb.angular_velocity[:] = np.asarray(angular_velocity, dtype=np.float64)
         rb.previous_linear_velocity[:] = rb.linear_velocity
         rb.previous_angular_velocity[:] = rb.angular_velocity
+        actor = self.states.physx_actor
+        if actor is not None:  # the actor is what the next step reads the body from
+            from simcore.physx_actor.components import actor_pose_from_body
+
+            actor.pos[:], actor.quat[:] = actor_pose_from_body(self._params, rb.pos, rb.quat)
+            actor.linear_velocity[:] = rb.linear_velocity
+            actor.angular_velocity[:] = rb.angular_velocity
+            actor.is_sleeping = False
+            actor.wake_counter = self._params.physx_actor.wake_counter_reset
 
     def place_on_road(self, lng: float = 0.0, lat: float = 0.0, clearance: float = 0.0,
                       speed: float = 0.0) -> None:
@@ -772,7 +828,16 @@ class Vehicle:
         :class:`~simcore.limits.SimulationDiverged` naming the step, object and attribute (an
         attached recorder has written this step already).
         """
-        ok = self.sequence.update(dt, self.context)
+        from simcore.fleet.fleet import update_sequence
+
+        sequence = self.sequence
+        if self._fleet is not None and sequence is self._fleet.sequence:
+            ok = update_sequence(sequence, self._fleet.states, self.context, dt)
+        else:
+            rule = self.context.substep_rule
+            if rule is not None and sequence.nb_groups > 1:
+                sequence.set_substeps(1, int(rule.substeps(np.array([self.forward_speed]))[0]))
+            ok = sequence.update(dt, self.context)
         self.time += dt
         self.steps += 1
         if self.check_divergence:

@@ -195,6 +195,7 @@ def record(
     vehicles: int = 1,
     spacing: float = 4.0,
     vary: str | None = None,
+    physx: bool = False,
 ) -> RecordSummary:
     """Simulate ``vehicle`` through ``scenario`` and record every param and state.
 
@@ -206,7 +207,9 @@ def record(
     counter (``"frame"``). ``progress(step, steps)`` is called after every step.
     ``vehicles``: simulate that many copies side by side, ``spacing`` apart, as one
     :class:`~simcore.fleet.Fleet` (``vehicle_000`` … in the recording); ``vary``
-    (``PARAM=LO:HI``) spreads one param linearly across them.
+    (``PARAM=LO:HI``) spreads one param linearly across them. ``physx``: run the PhysX actor layer
+    (:func:`simcore.physx_actor.physx_setup`: the chassis as PhysX's rigid actor, constraint rows
+    solved once per step by the scene, Omni PhysX's substep rule and sticky-tire damping, sleep).
     """
     import math
 
@@ -242,15 +245,24 @@ def record(
         raise RecordError(str(exc)) from None
     params, label = load_vehicle_params(vehicle)
     nb_substeps = int(substeps) if substeps is not None else DEFAULT_NB_SUBSTEPS
+    context = None
+    if physx:
+        from simcore.physx_actor import physx_setup
+
+        if hasattr(params, "make_vehicle"):
+            raise RecordError("--physx: a Stingray description runs its own vehicle model; use a preset or "
+                              "a PhysX vehicle JSON")
+        params, context = physx_setup(params)
     if fleet_run:
         return _record_fleet(params, label, sc, vehicles, spacing, vary, duration=duration, dt=dt,
-                             nb_substeps=nb_substeps, out=out, timestamps=timestamps, progress=progress)
+                             nb_substeps=nb_substeps, out=out, timestamps=timestamps, progress=progress,
+                             context=context)
     if hasattr(params, "make_vehicle"):
         # A Stingray description installs its driver-input stage (smoothing, steer limit); the
         # scenario places the car and selects the gear itself.
         car = params.make_vehicle(nb_substeps=nb_substeps, place_on_road=False)
     else:
-        car = Vehicle(params, nb_substeps=nb_substeps)
+        car = Vehicle(params, context=context, nb_substeps=nb_substeps)
     return _run_and_record(car, car, label, f"{label}_{sc.name}", sc, duration=duration, dt=dt, out=out,
                            timestamps=timestamps, progress=progress)
 
@@ -314,11 +326,12 @@ def _fleet_params(params: Any, label: str, n: int, vary: str | None) -> list[Any
 
 def _record_fleet(params: Any, label: str, sc: Any, n: int, spacing: float, vary: str | None, *,
                   duration: float | None, dt: float, nb_substeps: int, out: str | os.PathLike | None,
-                  timestamps: str, progress: Callable[[int, int], None] | None) -> RecordSummary:
+                  timestamps: str, progress: Callable[[int, int], None] | None,
+                  context: Any = None) -> RecordSummary:
     """``record`` for ``n`` vehicles stepped together as one :class:`~simcore.fleet.Fleet`."""
     from simcore.fleet import Fleet
 
-    fleet = Fleet(_fleet_params(params, label, n, vary), nb_substeps=nb_substeps)
+    fleet = Fleet(_fleet_params(params, label, n, vary), context=context, nb_substeps=nb_substeps)
     fleet.spacing = spacing
     return _run_and_record(fleet, fleet[0], f"{n} x {label}", f"{label}_x{n}_{sc.name}", sc,
                            duration=duration, dt=dt, out=out, timestamps=timestamps, progress=progress,
@@ -430,6 +443,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="lateral distance between the copies, metres (default 4)")
     p.add_argument("--vary", default=None, metavar="PARAM=LO:HI",
                    help="spread one param linearly across the copies, e.g. rigid_body.mass=1500:2500")
+    p.add_argument("--physx", action="store_true",
+                   help="run the PhysX actor layer: the chassis as PhysX's rigid actor (constraints solved "
+                        "once per step, damping, sleep), Omni PhysX's substep rule (3 below 5 m/s, else 1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -454,7 +470,7 @@ def run(args: argparse.Namespace) -> int:
             summary = record(args.vehicle, args.scenario, duration=args.duration, dt=args.dt,
                              substeps=args.substeps, out=args.output, timestamps=args.timestamps,
                              progress=progress, vehicles=args.vehicles, spacing=args.spacing,
-                             vary=args.vary)
+                             vary=args.vary, physx=args.physx)
     except (KeyboardInterrupt, Terminated) as exc:
         print(f"\nrecord: {interruption_reason(exc)}; the recording keeps every frame written before",
               file=sys.stderr)

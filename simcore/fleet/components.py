@@ -7,7 +7,7 @@ member in turn (:class:`~simcore.fleet.fleet.MemberSteps`): correct, at the per-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from simcore.component import Component
 from simcore.rigid_body.batch import (
@@ -28,19 +28,27 @@ if TYPE_CHECKING:
 DRIVETRAIN_ENTRIES = ("command_response", "actuation", "drivetrain")
 
 
-def batch_components(fleet: Fleet) -> dict[str, Component]:
+def batch_components(fleet: Fleet | Any) -> dict[str, Component]:
     """Name -> component for the default sequence of ``fleet``."""
     from simcore.fleet.fleet import MemberSteps
 
+    actor = fleet.params[0].physx_actor is not None
     parts: dict[str, Component] = {
-        "rigid_body_begin": RigidBodyBeginBatchComponent(fleet),
         "road_geometry": RoadGeometryBatchComponent(fleet),
         "suspension": SuspensionBatchComponent(fleet),
         "tire": TireBatchComponent(fleet),
         "constraints": VehicleConstraintBatchComponent(fleet),
-        "rigid_body": RigidBodyBatchComponent(fleet),
+        # With the PhysX actor layer the scene solves the rows once per step, after the update.
+        "rigid_body": RigidBodyBatchComponent(fleet, solve_constraints=not actor),
         "wheel": WheelBatchComponent(fleet),
     }
+    if actor:
+        from simcore.physx_actor.components import PhysXActorBeginBatchComponent, PhysXActorEndBatchComponent
+
+        begin = PhysXActorBeginBatchComponent(fleet)
+        parts |= {"physx_actor_begin": begin, "physx_actor_end": PhysXActorEndBatchComponent(fleet, begin)}
+    else:
+        parts["rigid_body_begin"] = RigidBodyBeginBatchComponent(fleet)
     plugin = drivetrain_plugin(fleet.drivetrain)
     if plugin.make_batch_components is not None:
         parts |= dict(zip(DRIVETRAIN_ENTRIES, plugin.make_batch_components(fleet), strict=True))

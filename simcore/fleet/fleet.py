@@ -21,7 +21,7 @@ import numpy as np
 
 from simcore.component import Component, ComponentSequence
 from simcore.context import SimulationContext
-from simcore.fleet.states import FleetStates
+from simcore.fleet.states import FleetStates, StateBatch
 from simcore.frame import Frame
 from simcore.limits import (
     MAX_BODY_ANGULAR_SPEED,
@@ -48,13 +48,14 @@ def topology(params: VehicleParams) -> tuple[Any, ...]:
     kinds = tuple(type(getattr(params, name)).__name__
                   for name in ("engine", "gearbox", "autobox", "clutch", "differential"))
     return (params.nb_wheels, tuple(len(a) for a in ax.axles), params.drivetrain, kinds, params.frame,
-            params.scale.scale)
+            params.scale.scale, params.physx_actor is not None)
 
 
 def _describe_topology(key: tuple[Any, ...]) -> str:
-    wheels, per_axle, drive, kinds, *_ = key
+    wheels, per_axle, drive, kinds, *_, actor = key
     parts = [k for k in kinds if k != "NoneType"]
-    return f"{wheels} wheels {list(per_axle)}, {drive} drive" + (f" ({', '.join(parts)})" if parts else "")
+    return (f"{wheels} wheels {list(per_axle)}, {drive} drive" + (f" ({', '.join(parts)})" if parts else "")
+            + (", PhysX actor" if actor else ""))
 
 
 class Fleet:
@@ -179,11 +180,17 @@ class Fleet:
         if v is None or v.params is not self._params[i]:
             v = self._members[i] = Vehicle(self._params[i], self.road, self.context, self.nb_substeps,
                                            states=self.member_states(i))
+            v.fleet_row = (self, i)
         v.time, v.steps = self.time, self.steps
         return v
 
     def __iter__(self) -> Iterator[Vehicle]:
         return (self[i] for i in range(len(self)))
+
+    def row(self, i: int) -> FleetRow:
+        """Vehicle ``i`` as a batch of one whose arrays are views of this fleet's row ``i``: batch
+        components built over it step that vehicle alone."""
+        return FleetRow(self, int(i))
 
     def member_states(self, i: int) -> VehicleStates:
         """Vehicle ``i``'s :class:`~simcore.vehicle.VehicleStates`, every state a view of row ``i``."""
@@ -210,7 +217,7 @@ class Fleet:
         Then, unless ``check_divergence`` is False, every vehicle's states are checked as
         ``Vehicle.step`` checks one; the error names the vehicle.
         """
-        ok = self.sequence.update(dt, self.context)
+        ok = update_sequence(self.sequence, self.states, self.context, dt)
         self.time += dt
         self.steps += 1
         if self.check_divergence:
@@ -351,24 +358,71 @@ class FleetCommands:
         c.brakes[...] = 0.0
 
 
+class FleetRow:
+    """One vehicle of a fleet seen as a batch of one (what batch components need: ``states``,
+    ``params``, ``nb_wheels``, ``len``), its arrays views of the fleet's row."""
+
+    def __init__(self, fleet: Fleet, i: int) -> None:
+        self.states = FleetStates({name: StateBatch(b.cls, {k: a[i:i + 1] for k, a in b.arrays.items()},
+                                                    b.scalars) for name, b in fleet.states.items()})
+        self.params = (fleet.params[i],)
+        self.nb_wheels = fleet.nb_wheels
+
+    def __len__(self) -> int:
+        return 1
+
+
 # ------------------------------------------------------------------------------------------ sequence
 
 
-def build_batch_sequence(fleet: Fleet, nb_substeps: int = DEFAULT_NB_SUBSTEPS) -> ComponentSequence:
+def build_batch_sequence(fleet: Any, nb_substeps: int = DEFAULT_NB_SUBSTEPS) -> ComponentSequence:
     """The default sequence of :func:`simcore.vehicle.build_default_sequence`, same names, each
-    entry a batch component over the whole fleet."""
+    entry a batch component over the whole fleet (or, for the PhysX actor layer, the layout of
+    :data:`simcore.vehicle.PHYSX_ACTOR_LAYOUT`)."""
     from simcore.fleet.components import batch_components
+    from simcore.vehicle import sequence_layout
 
     parts = batch_components(fleet)
+    before, substeps, after = sequence_layout(fleet.params[0])
     seq = ComponentSequence()
-    for name in ("rigid_body_begin", "command_response", "actuation", "road_geometry"):
+    for name in before:
         seq.add(parts[name], name)
     seq.begin_substep_group(nb_substeps)
-    for name in ("suspension", "tire", "constraints", "drivetrain", "rigid_body"):
+    for name in substeps:
         seq.add(parts[name], name)
     seq.end_substep_group()
-    seq.add(parts["wheel"], "wheel")
+    for name in after:
+        seq.add(parts[name], name)
     return seq
+
+
+def update_sequence(sequence: ComponentSequence, states: FleetStates, context: SimulationContext,
+                    dt: float) -> bool:
+    """``sequence.update(dt, context)`` over a batch, with the context's substep rule when it has
+    one: each vehicle takes the substep count its forward speed asks for (the rigid body state's, at
+    the start of the step). When the batch's vehicles want different counts the sequence runs once
+    per count, every other vehicle's rows put back afterwards, so each vehicle steps exactly as it
+    would alone."""
+    rule = context.substep_rule
+    if rule is None or sequence.nb_groups < 2:
+        return sequence.update(dt, context)
+    from simcore.maths import quat_rotate
+
+    rb = states.rigid_body
+    fwd = quat_rotate(rb.quat, np.broadcast_to(context.frame.lng, rb.pos.shape))
+    counts = rule.substeps(np.einsum("ij,ij->i", rb.linear_velocity, fwd))
+    wanted = np.unique(counts)
+    if len(wanted) == 1:
+        sequence.set_substeps(1, int(wanted[0]))
+        return sequence.update(dt, context)
+    ok = True
+    for n in wanted:
+        others = np.flatnonzero(counts != n)
+        saved = states.save_rows(others)
+        sequence.set_substeps(1, int(n))
+        ok = sequence.update(dt, context) and ok
+        states.restore_rows(others, saved)
+    return ok
 
 
 class Scene:

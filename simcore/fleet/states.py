@@ -132,6 +132,17 @@ class FleetStates:
         """(state name, batch) for every present state."""
         return iter(self._batches.items())
 
+    def save_rows(self, rows: np.ndarray) -> list[np.ndarray]:
+        """Copies of every field's ``rows`` (vehicle indices), for :meth:`restore_rows`: how a batch
+        leaves some vehicles out of an update (a sleeping PhysX actor, another substep count)."""
+        return [a[rows].copy() for batch in self._batches.values() for a in batch.arrays.values()]
+
+    def restore_rows(self, rows: np.ndarray, saved: list[np.ndarray]) -> None:
+        """Put back what :meth:`save_rows` copied."""
+        arrays = [a for batch in self._batches.values() for a in batch.arrays.values()]
+        for a, values in zip(arrays, saved, strict=True):
+            a[rows] = values
+
     def __contains__(self, name: str) -> bool:
         return name in self._batches
 

@@ -498,7 +498,7 @@ def _has_rows(t_active, s_active):  # pragma: no cover - compiled
 @numba.njit(**_JIT)
 def _k_rigid_body(body, gravity, dt, susp_force, susp_torque, tire_forces, tire_torques, anti_roll,
                   pos, quat, lin, ang, ext_force, ext_torque, t_active, t_linears, t_angulars, t_damping,
-                  s_active, s_linear, s_angular, s_error, s_restitution, work):  # pragma: no cover - compiled
+                  s_active, s_linear, s_angular, s_error, s_restitution, work, solve):  # pragma: no cover
     o = 4 * 3 * t_active.shape[1] + W_BODY  # the body's scratch: nothing is allocated per call
     rot = work[o:o + 3, 0:3]
     inv_inertia = work[o + 3:o + 6, 0:3]
@@ -514,7 +514,7 @@ def _k_rigid_body(body, gravity, dt, susp_force, susp_torque, tire_forces, tire_
                                      tire_forces[v], tire_torques[v], extra, gravity, ext_force[v],
                                      ext_torque[v], quat[v], lin[v], ang[v], dt, force, torque, rot,
                                      inv_inertia)
-        if _has_rows(t_active[v], s_active[v]):
+        if solve and _has_rows(t_active[v], s_active[v]):
             _solve_rows(mass, inv_inertia, dt, t_active[v], t_linears[v], t_angulars[v], t_damping[v],
                         s_active[v], s_linear[v], s_angular[v], s_error[v], s_restitution[v], lin[v], ang[v],
                         work)
@@ -528,10 +528,12 @@ class RigidBodyBatchComponent(Component):
     """``rigid_body`` for a fleet (``PxVehicleRigidBodyComponent`` + the PhysX solver's vehicle rows):
     sums each body's suspension, tire, anti-roll (where fitted), gravity and external loads,
     integrates the velocities, enforces the ``constraints`` rows, integrates the pose and resets the
-    external loads."""
+    external loads. With ``solve_constraints=False`` (the PhysX actor layer: the scene solves the
+    rows once per step) the rows are left alone."""
 
-    def __init__(self, fleet: Any) -> None:
+    def __init__(self, fleet: Any, solve_constraints: bool = True) -> None:
         self.fleet = fleet
+        self.solve_constraints = solve_constraints
         s = fleet.states
         rb, c = s.rigid_body.arrays, s.constraints.arrays
         self._loads = (s.suspension_force.arrays["force"], s.suspension_force.arrays["torque"],
@@ -554,7 +556,8 @@ class RigidBodyBatchComponent(Component):
         self._body = body
 
     def update(self, dt: float, context: SimulationContext) -> bool:
-        _k_rigid_body(self._body, context.gravity, dt, *self._loads, *self._rest, self._work)
+        _k_rigid_body(self._body, context.gravity, dt, *self._loads, *self._rest, self._work,
+                      self.solve_constraints)
         return True
 
 

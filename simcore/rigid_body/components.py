@@ -81,11 +81,13 @@ class RigidBodyComponent(Component):
     Sums ``states.suspension_force``, ``states.tire_force``, ``states.anti_roll_force`` (when the
     vehicle has anti-roll bars), gravity and the external loads; integrates the velocities,
     enforces ``states.constraints``, integrates the pose and resets the external loads.
-    Writes ``states.rigid_body``.
+    Writes ``states.rigid_body``. With ``solve_constraints=False`` (the PhysX actor layer, where the
+    scene solves the rows once per step after the vehicle update) the rows are left alone.
     """
 
-    def __init__(self, vehicle: Vehicle) -> None:
+    def __init__(self, vehicle: Vehicle, solve_constraints: bool = True) -> None:
         self.vehicle = vehicle
+        self.solve_constraints = solve_constraints
 
     def update(self, dt: float, context: SimulationContext) -> bool:
         p, s = self.vehicle.params, self.vehicle.states
@@ -94,8 +96,9 @@ class RigidBodyComponent(Component):
         force = s.suspension_force
         inv_inertia = integrate_loads(p.rigid_body, force.force, force.torque, s.tire_force.forces,
                                       s.tire_force.torques, anti_roll, dt, context.gravity, rb)
-        solve_vehicle_constraints(p.rigid_body.mass, inv_inertia, s.constraints, dt,
-                                  rb.linear_velocity, rb.angular_velocity)
+        if self.solve_constraints:
+            solve_vehicle_constraints(p.rigid_body.mass, inv_inertia, s.constraints, dt,
+                                      rb.linear_velocity, rb.angular_velocity)
         integrate_pose(dt, rb)
         rb.external_force[:] = 0.0
         rb.external_torque[:] = 0.0
