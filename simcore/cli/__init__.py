@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pvdkit.lazy import LazyCommand
 
-__all__ = ["BICYCLE", "BICYCLE_HELP", "RECORD", "RECORD_HELP"]
+__all__ = ["BICYCLE", "BICYCLE_HELP", "RECORD", "RECORD_HELP", "REPLAY", "REPLAY_HELP"]
 
 #: One-line help of ``pvdkit record``.
 RECORD_HELP = "simulate a vehicle through a driving scenario and record it (.ovd or .h5)"
@@ -24,3 +24,8 @@ BICYCLE_HELP = "linear bicycle model: understeer gradient, characteristic/critic
 RECORD = LazyCommand("record", RECORD_HELP, "simcore.cli.record")
 #: ``pvdkit bicycle`` (entry point ``simcore.cli:BICYCLE``).
 BICYCLE = LazyCommand("bicycle", BICYCLE_HELP, "simcore.cli.bicycle")
+
+#: One-line help of ``pvdkit replay``.
+REPLAY_HELP = "re-simulate a PhysX recording in simcore and report where the two part"
+#: ``pvdkit replay`` (entry point ``simcore.cli:REPLAY``).
+REPLAY = LazyCommand("replay", REPLAY_HELP, "simcore.cli.replay")

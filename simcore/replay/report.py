@@ -1,0 +1,233 @@
+"""What a replay measured: per vehicle and quantity, how far simcore is from PhysX, and where.
+
+For a quantity with recorded values ``r`` and simulated ``s`` over the replayed steps (each step a
+vector: the wheels, the force components …): ``rms_error = sqrt(mean((s - r)^2))``,
+``rms_signal = sqrt(mean(r^2))``, ``relative`` their ratio, ``max_error`` the largest ``|s - r|``
+and ``max_step`` its step, ``first_step_over`` the first step whose RMS error exceeds
+``tolerance * rms_signal`` (None if none), ``phase`` the control phase (a run of steps with the same
+kind of driver input) holding the largest share of the squared error. The chassis position is
+judged against the distance travelled (its ``rms_signal`` is the RMS displacement from the start).
+Gear and sticky-tire status count mismatched steps; gear shifts are paired with PhysX's.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simcore.replay.engine import ReplayVehicle, recorded_series
+from simcore.replay.recorded import RecordedVehicle
+
+#: Default relative-RMS tolerance of ``pvdkit replay``.
+DEFAULT_TOLERANCE = 0.02
+#: Quantities the verdict (exit status) looks at, per vehicle kind. The direct-drive and raw
+#: vehicles' wheels oscillate at low speed with a chaotic phase (in PhysX too): their wheel
+#: speeds and tire forces are reported but only the chassis is judged (open-loop).
+JUDGED = {"engine": ("wheel_speed", "engine_speed", "chassis_speed"),
+          "tank": ("wheel_speed", "engine_speed", "chassis_speed"),
+          "direct": ("chassis_speed",), "raw": ("chassis_speed",)}
+#: In one-step mode every continuous quantity is judged (the equations alone).
+JUDGED_ONE_STEP = ("wheel_speed", "engine_speed", "jounce", "tire_force", "chassis_speed")
+
+
+def control_phases(rv: RecordedVehicle, steps: np.ndarray) -> list[tuple[str, int, int]]:
+    """(label, first step, last step) runs of the same kind of driver input."""
+    c = rv.commands.get("commands")
+    if c is not None:
+        throttle, steer = c["throttle"], c["steer"]
+        brake, handbrake = c["brakes"][:, 0], c["brakes"][:, 1]
+    else:  # raw: the per-wheel responses
+        r = rv.responses
+        throttle = np.abs(r["drive"]).max(axis=1)
+        brake = np.abs(r["brake"]).max(axis=1)
+        handbrake = np.zeros_like(brake)
+        steer = np.abs(r["steer"]).max(axis=1)
+    labels = []
+    for i in steps:
+        parts = [name for name, on in (("handbrake", handbrake[i] > 0), ("brake", brake[i] > 0),
+                                       ("throttle", throttle[i] > 0), ("steer", steer[i] != 0)) if on]
+        labels.append("+".join(parts) or "coast")
+    phases: list[tuple[str, int, int]] = []
+    for i, label in zip(steps, labels, strict=True):
+        if phases and phases[-1][0] == label and phases[-1][2] == i - 1:
+            phases[-1] = (label, phases[-1][1], int(i))
+        else:
+            phases.append((label, int(i), int(i)))
+    return phases
+
+
+def _phase_of(err2: np.ndarray, steps: np.ndarray, phases: list[tuple[str, int, int]]) -> str | None:
+    total = float(err2.sum())
+    if not total > 0.0:
+        return None
+    best, share = None, -1.0
+    for label, a, b in phases:
+        s = float(err2[(steps >= a) & (steps <= b)].sum())
+        if s > share:
+            best, share = f"{label} (steps {a}-{b}, {100 * s / total:.0f}% of the error)", s
+    return best
+
+
+def _continuous(sim: np.ndarray, rec: np.ndarray, steps: np.ndarray, tolerance: float,
+                phases: list[tuple[str, int, int]], displacement: bool = False) -> dict[str, Any]:
+    err = sim - rec
+    per_step = np.sqrt((err ** 2).mean(axis=1))
+    signal = rec - rec[0] if displacement else rec
+    rms_signal = float(np.sqrt((signal ** 2).mean()))
+    rms_error = float(np.sqrt((err ** 2).mean()))
+    worst = np.abs(err).max(axis=1)
+    over = np.flatnonzero(per_step > tolerance * rms_signal) if rms_signal > 0 else np.array([], int)
+    k = int(worst.argmax())
+    if rms_signal > 0:
+        relative = rms_error / rms_signal
+    else:
+        relative = 0.0 if rms_error == 0 else float("inf")
+    return {"rms_error": rms_error, "rms_signal": rms_signal, "relative": relative,
+            "max_error": float(worst[k]), "max_step": int(steps[k]),
+            "first_step_over": int(steps[over[0]]) if over.size else None,
+            "phase": _phase_of((err ** 2).sum(axis=1), steps, phases)}
+
+
+def _shifts(gear: np.ndarray, steps: np.ndarray) -> list[tuple[int, int]]:
+    change = np.flatnonzero(np.diff(gear) != 0) + 1
+    return [(int(steps[i]), int(gear[i])) for i in change]
+
+
+def _gear(sim: np.ndarray, rec: np.ndarray, steps: np.ndarray) -> dict[str, Any]:
+    s, r = sim[:, 0].astype(int), rec[:, 0].astype(int)
+    ss, rs = _shifts(s, steps), _shifts(r, steps)
+    offsets = []
+    for step, gear in rs:  # each PhysX shift: the nearest simcore shift into the same gear
+        same = [st for st, g in ss if g == gear]
+        offsets.append(min((st - step for st in same), key=abs) if same else None)
+    return {"mismatched_steps": int((s != r).sum()), "shifts": len(rs), "simulated_shifts": len(ss),
+            "shift_offsets": offsets,
+            "max_shift_offset": max((abs(o) for o in offsets if o is not None), default=0)
+            if all(o is not None for o in offsets) and len(ss) == len(rs) else None}
+
+
+@dataclass
+class ReplayReport:
+    """The report of one replay (``as_dict`` is the ``--report`` JSON)."""
+
+    recording: str
+    mode: str
+    from_step: int
+    steps: int
+    tolerance: float
+    vehicles: dict[str, dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"recording": self.recording, "mode": self.mode, "from": self.from_step, "steps": self.steps,
+                "tolerance": self.tolerance, "vehicles": self.vehicles}
+
+    @property
+    def ok(self) -> bool:
+        """Every judged quantity of every vehicle within tolerance (and the gear shifts matched)."""
+        return all(v["ok"] for v in self.vehicles.values())
+
+    def write_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.as_dict(), indent=2, default=_json_default) + "\n")
+
+    def rows(self) -> list[tuple[str, str, str, str, str, str, str]]:
+        """Terminal table rows, sorted by first divergence (never-diverging last)."""
+        out = []
+        for name, v in self.vehicles.items():
+            for q, m in v["quantities"].items():
+                if "relative" not in m:
+                    continue
+                first = m["first_step_over"]
+                judged = q in v["judged"]
+                out.append((first if first is not None else 10 ** 9, name, q, m, judged))
+        out.sort(key=lambda r: (r[0], r[1], r[2]))
+        return [(name, q, f"{m['relative']:.2e}", f"{m['max_error']:.3g} @ {m['max_step']}",
+                 "-" if m["first_step_over"] is None else str(m["first_step_over"]),
+                 ("ok" if m["relative"] <= self.tolerance else "OVER") if judged else "(info)",
+                 m["phase"] or "") for _, name, q, m, judged in out]
+
+    def text(self) -> str:
+        head = ("vehicle", "quantity", "rel. RMS", "max error @ step", "first over", "verdict", "where")
+        rows = [head, *self.rows()]
+        widths = [max(len(r[k]) for r in rows) for k in range(len(head) - 1)]
+        lines = [f"replay ({self.mode}, steps {self.from_step}-{self.from_step + self.steps - 1}, "
+                 f"tolerance {self.tolerance:g} relative RMS) of {self.recording}"]
+        for r in rows:
+            lines.append("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+        for name, v in self.vehicles.items():
+            extra = []
+            g = v["quantities"].get("gear")
+            if g is not None:
+                extra.append(f"gear: {g['mismatched_steps']} steps differ, {g['shifts']} PhysX shifts, "
+                             f"offsets {g['shift_offsets']}")
+            st = v["quantities"].get("sticky")
+            if st is not None:
+                extra.append(f"sticky tires: {st['mismatched_steps']} steps differ")
+            if v.get("note"):
+                extra.append(v["note"])
+            lines.append(f"{name} ({v['kind']}): " + "; ".join(extra) + (" — ok" if v["ok"] else " — OVER"))
+        return "\n".join(lines)
+
+    def write_html(self, path: str | Path) -> None:
+        rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+                       for r in self.rows())
+        notes = "".join(f"<li><b>{html.escape(n)}</b> ({html.escape(v['kind'])}): "
+                        f"{'ok' if v['ok'] else 'over tolerance'}"
+                        f"{(' — ' + html.escape(v['note'])) if v.get('note') else ''}</li>"
+                        for n, v in self.vehicles.items())
+        Path(path).write_text(
+            "<!doctype html><meta charset='utf-8'><title>pvdkit replay</title>"
+            "<style>body{font-family:sans-serif}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
+            "table{border-collapse:collapse}</style>"
+            f"<h1>Replay of {html.escape(self.recording)}</h1>"
+            f"<p>mode {html.escape(self.mode)}, steps {self.from_step}-{self.from_step + self.steps - 1}, "
+            f"tolerance {self.tolerance:g} (relative RMS)</p><ul>{notes}</ul>"
+            "<table><tr><th>vehicle</th><th>quantity</th><th>relative RMS</th><th>max error @ step</th>"
+            f"<th>first step over</th><th>verdict</th><th>where</th></tr>{rows}</table>\n")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer | np.floating):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def build_report(recording: str, mode: str, from_step: int, replayed: list[ReplayVehicle],
+                 tolerance: float = DEFAULT_TOLERANCE) -> ReplayReport:
+    """Compare each replayed vehicle with its recording (see the module docstring)."""
+    vehicles: dict[str, dict[str, Any]] = {}
+    n = 0
+    for rep in replayed:
+        rv = rep.recorded
+        rec = recorded_series(rv)
+        n = len(next(iter(rep.simulated.values())))
+        steps = np.arange(from_step, from_step + n)
+        phases = control_phases(rv, steps)
+        quantities: dict[str, Any] = {}
+        for q, values in rep.simulated.items():
+            sim = np.asarray(values)
+            r = np.asarray(rec[q])[steps]
+            if q == "gear":
+                quantities[q] = _gear(sim, r, steps)
+            elif q == "sticky":
+                quantities[q] = {"mismatched_steps": int((sim != r.astype(bool)).any(axis=1).sum())}
+            else:
+                quantities[q] = _continuous(sim.astype(float), r.astype(float), steps, tolerance, phases,
+                                            displacement=q == "chassis_position")
+        judged = JUDGED_ONE_STEP if mode == "one-step" else JUDGED[rv.kind]
+        judged = tuple(q for q in judged if q in quantities)
+        ok = all(quantities[q]["relative"] <= tolerance for q in judged)
+        g = quantities.get("gear")
+        if g is not None and mode == "open-loop":
+            ok = ok and g["max_shift_offset"] is not None and g["max_shift_offset"] <= 1
+        elif g is not None:
+            ok = ok and g["mismatched_steps"] == 0
+        note = ("wheels oscillate at low speed with a chaotic phase (in PhysX too): judged by chassis speed"
+                if rv.kind in ("direct", "raw") and mode == "open-loop" else "")
+        vehicles[rv.name] = {"kind": rv.kind, "quantities": quantities, "judged": list(judged), "ok": ok,
+                             "note": note}
+    return ReplayReport(recording, mode, from_step, n, tolerance, vehicles)
