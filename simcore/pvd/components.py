@@ -20,9 +20,11 @@ class PvdComponent(Component):
     ``dt`` of each update; it is the frame's time unless the recorder's frame says otherwise.
     """
 
-    def __init__(self, vehicle: Any, recorder: PvdRecorder) -> None:
+    def __init__(self, vehicle: Any, recorder: PvdRecorder, vehicle_name: str | None = None) -> None:
         self.vehicle = vehicle
         self.recorder = recorder
+        #: Name of the vehicle's ``Vehicle`` object and PhysX actor (None: ``Vehicle``).
+        self.vehicle_name = vehicle_name
         self.time = float(getattr(vehicle, "time", 0.0))
 
     def update(self, dt: float, context: SimulationContext) -> bool:

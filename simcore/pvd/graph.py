@@ -30,7 +30,9 @@ class ObjectGroup:
 
     ``resolve()`` returns the current source (re-read every frame: states may be replaced);
     ``owner`` is False when the objects belong to another vehicle's graph (shared road or
-    context), in which case this vehicle neither creates nor writes them.
+    context), in which case this vehicle neither creates nor writes them. ``resolve_params``
+    (classes with :attr:`ClassDecl.params_source`) returns the source of the params-role
+    attributes, the same object while the vehicle's params object is the same.
     """
 
     decl: ClassDecl
@@ -39,6 +41,7 @@ class ObjectGroup:
     resolve: Callable[[], Any]
     item: int | None = None
     owner: bool = True
+    resolve_params: Callable[[], Any] | None = None
 
     def __len__(self) -> int:
         return len(self.handles)
@@ -86,11 +89,13 @@ def nb_wheels_of(vehicle: Any) -> int:
 
 
 def build_vehicle_graph(schema: Schema, vehicle: Any, handles: HandleAllocator,
-                        shared: dict[tuple[str, int], ObjectGroup]) -> VehicleGraph:
+                        shared: dict[tuple[str, int], ObjectGroup], name: str = "Vehicle") -> VehicleGraph:
     """Groups for every vehicle-level class whose source the vehicle has (PhysX's object names).
 
     ``shared`` maps ``(class name, id(source))`` to the group already made for a shared source
     (a road or context used by several vehicles); such groups are reused with ``owner=False``.
+    ``name`` is the vehicle's name: its ``Vehicle`` object's and, with the PhysX layout, its
+    actor's ``name`` attribute (a fleet member's name; ``Vehicle`` for a lone vehicle, as PhysX).
     """
     graph = VehicleGraph()
     n = nb_wheels_of(vehicle)
@@ -114,7 +119,11 @@ def build_vehicle_graph(schema: Schema, vehicle: Any, handles: HandleAllocator,
             continue
         k = n if decl.scope == Scope.WHEEL else 1
         names = tuple(decl.object_name.format(i=i) for i in range(k))
+        if decl.name == "Vehicle":
+            names = (name,)
         group = ObjectGroup(decl, handles.take(k), names, _resolver(decl, vehicle))
+        if decl.params_source is not None:
+            group.resolve_params = _params_resolver(decl, vehicle, name)
         graph.groups[decl.name] = [group]
         if decl.shared:
             shared[(decl.name, id(src))] = group
@@ -125,6 +134,21 @@ def _resolver(decl: ClassDecl, vehicle: Any) -> Callable[[], Any]:
     source = decl.source
     assert source is not None
     return lambda: source(vehicle)
+
+
+def _params_resolver(decl: ClassDecl, vehicle: Any, name: str) -> Callable[[], Any]:
+    """The params source of ``decl``, re-made only when ``vehicle.params`` is a new object."""
+    make = decl.params_source
+    assert make is not None
+    last: list[Any] = [None, None]
+
+    def resolve() -> Any:
+        params = vehicle.params
+        if params is not last[0]:
+            last[0], last[1] = params, make(params, name)
+        return last[1]
+
+    return resolve
 
 
 def _item_resolver(decl: ClassDecl, vehicle: Any, i: int) -> Callable[[], Any]:
@@ -146,14 +170,15 @@ def _item_resolver(decl: ClassDecl, vehicle: Any, i: int) -> Callable[[], Any]:
 def _targets(graph: VehicleGraph, owner: ObjectGroup, i: int, a: AttrDecl) -> list[tuple[ObjectGroup, int]]:
     """``(group, index)`` of the objects an owner object's link points at.
 
-    A per-wheel owner points at the same wheel's object of a per-wheel target; a unique list
-    holds every object of the target classes; a plain link points at the first target found
-    (PhysX writes no link to an absent object).
+    A per-wheel owner points at the same wheel's object of a per-wheel target (a unique list
+    too: PhysX's wheel attachment lists its own wheel's material frictions); otherwise a unique
+    list holds every object of the target classes and a plain link points at the first target
+    found (PhysX writes no link to an absent object).
     """
     out: list[tuple[ObjectGroup, int]] = []
     for name in a.links:
         for target in graph.get(name):
-            if not a.unique_list and target.decl.scope == Scope.WHEEL and owner.decl.scope == Scope.WHEEL:
+            if target.decl.scope == Scope.WHEEL and owner.decl.scope == Scope.WHEEL:
                 out.append((target, i))
             else:
                 out.extend((target, j) for j in range(len(target)))

@@ -43,7 +43,7 @@ from simcore.pvd.graph import (
     create_graph,
 )
 from simcore.pvd.registry import SchemaHandles, register_schema
-from simcore.pvd.schema import SCHEMA, AttrDecl, ClassDecl, Role, Schema, Scope
+from simcore.pvd.schema import PHYSX_SCHEMA, SCHEMA, AttrDecl, ClassDecl, Phase, Role, Schema, Scope
 
 if TYPE_CHECKING:
     from simcore.pvd.components import FleetPvdComponent, PvdComponent
@@ -70,6 +70,8 @@ def _value_array(decl: ClassDecl, a: AttrDecl, value: Any, k: int) -> np.ndarray
         if k != 1:
             raise PvdGraphError(f"{decl.name}.{a.name}: variable-length values need one object per source")
         return np.ascontiguousarray(arr.reshape(1, -1))
+    if k > 1 and arr.size == a.elements:  # one value for every object (a road's friction per wheel)
+        arr = np.broadcast_to(arr.reshape(1, a.elements), (k, a.elements))
     if arr.size != k * a.elements:
         raise PvdGraphError(
             f"{decl.name}.{a.name}: expected {k} x {a.elements} value(s) from the source, "
@@ -81,6 +83,17 @@ def _attr_get(a: AttrDecl) -> Callable[[Any], Any]:
     if a.get is None:
         raise PvdGraphError(f"attribute {a.name!r} has no accessor")
     return a.get
+
+
+def _has_role(decl: ClassDecl, role: Role) -> bool:
+    """True when some attribute of ``decl``'s objects is written in ``role`` (a class's own role,
+    or an attribute's: PhysX's actor mixes params and states)."""
+    return decl.role == role or any(a.role == role for _, a in decl.all_attrs())
+
+
+def _groups(graph: VehicleGraph, role: Role, phase: Phase) -> list[ObjectGroup]:
+    """The vehicle's own groups with ``role`` attributes written in the frames of ``phase``."""
+    return [g for g in graph if g.owner and g.decl.phase == phase and _has_role(g.decl, role)]
 
 
 def _changed_rows(new: np.ndarray, last: np.ndarray | None) -> np.ndarray:
@@ -105,13 +118,14 @@ class _ParamWriter:
     def __init__(self, group: ObjectGroup, handles: SchemaHandles) -> None:
         self.group = group
         self.attrs = [(decl, a, handles.attr(decl, a.name)) for decl, a in group.decl.all_attrs()
-                      if not a.is_link and a.get is not None]
+                      if not a.is_link and a.get is not None and group.decl.role_of(a) == Role.PARAMS]
+        self._resolve = group.resolve_params or group.resolve
         self._last_source: object = _NOTHING
         self._last: list[Any] = [None for _ in self.attrs]
 
     def write(self, writer: Any, context: int) -> int:
         """Write the values that differ from the last ones written; return how many were written."""
-        src = self.group.resolve()
+        src = self._resolve()
         if src is self._last_source:
             return 0
         if src is None:
@@ -163,7 +177,7 @@ def _shaped_view(block: PreparedAttributes, column: int, shape: tuple[int, ...])
 def _state_attrs(group: ObjectGroup) -> Iterator[tuple[ClassDecl, AttrDecl]]:
     """The attributes of a state group that are written every frame (fixed-size values)."""
     for decl, a in group.decl.all_attrs():
-        if a.is_link or a.get is None:
+        if a.is_link or a.get is None or group.decl.role_of(a) != Role.STATE:
             continue
         if a.elements == 0 or a.dtype == DataType.STRING:
             raise PvdGraphError(f"{decl.name}.{a.name}: state values must have a fixed size")
@@ -410,7 +424,7 @@ class FleetStateBlock(_PreparedStates):
     """
 
     def __init__(self, writer: Any, context: int, fleet: Any, graphs: Sequence[VehicleGraph],
-                 handles: SchemaHandles) -> None:
+                 handles: SchemaHandles, phase: Phase = Phase.VEHICLE) -> None:
         self._batch = _FleetBatch(fleet)
         self._members = [_FleetMember(fleet, i) for i in range(len(graphs))]
         n = len(graphs)
@@ -418,9 +432,7 @@ class FleetStateBlock(_PreparedStates):
         columns: list[PreparedColumn] = []
         specs: list[tuple[ClassDecl, AttrDecl]] = []
         self._classes: list[tuple[ClassDecl, list[_FleetColumn]]] = []
-        for group in graphs[0]:
-            if not group.owner or group.decl.role != Role.STATE:
-                continue
+        for group in _groups(graphs[0], Role.STATE, phase):
             if group.decl.scope == Scope.ITEMS:
                 raise PvdGraphError(
                     f"{group.decl.name}: per-item state classes cannot be recorded for a fleet")
@@ -524,6 +536,8 @@ class _VehicleRecord:
     graph: VehicleGraph
     params: list[_ParamWriter]
     states: StateBlock
+    scene_params: list[_ParamWriter]
+    scene_states: StateBlock | None  # None: nothing of this vehicle in the scene frame
 
 
 @dataclass
@@ -531,6 +545,16 @@ class _FleetRecord:
     graphs: list[VehicleGraph]
     params: _FleetParams
     states: FleetStateBlock
+    scene_params: _FleetParams
+    scene_states: FleetStateBlock | None
+
+
+def _has_actor(subject: Any) -> bool:
+    """True when a component's vehicle (or any member of its fleet) has the PhysX actor layer."""
+    target = getattr(subject, "vehicle", None) or getattr(subject, "fleet", None)
+    params = getattr(target, "params", None)
+    many = params if isinstance(params, list | tuple) else (params,)
+    return any(getattr(p, "physx_actor", None) is not None for p in many)
 
 
 class PvdRecorder:
@@ -539,10 +563,15 @@ class PvdRecorder:
     ``writer``: a :class:`pvdkit.writer.OmniPvdWriter` on any stream (``.ovd`` file, HDF5,
     memory). ``context``: the PVD context handle of every object and frame. ``timestamps``:
     ``"ns"`` (simulated time in integer nanoseconds) or ``"frame"`` (PhysX's frame counter).
+    ``physx_layout``: record as PhysX does with its actor layer — two frames per step (Vehicle2's
+    states, then the scene's results: each actor vehicle's ``PxRigidDynamic``) and PhysX's actor
+    classes registered first (:data:`~simcore.pvd.schema.PHYSX_SCHEMA`). None (default): on when
+    a vehicle attached before the first frame has ``params.physx_actor``; decided at the first
+    frame, for the whole recording.
     """
 
     def __init__(self, writer: Any, *, context: int = 1, timestamps: str = "ns",
-                 schema: Schema = SCHEMA) -> None:
+                 schema: Schema = SCHEMA, physx_layout: bool | None = None) -> None:
         if timestamps not in _TIMESTAMP_UNITS:
             raise ValueError(f"PvdRecorder: timestamps must be one of {_TIMESTAMP_UNITS}, got {timestamps!r}")
         if not isinstance(context, int) or not 0 <= context < 1 << 64:
@@ -568,25 +597,32 @@ class PvdRecorder:
         self._frame_time: float | None = None
         self._timestamp = 0
         self._closed = False
+        self.physx_layout = physx_layout
+        self._attached: list[Any] = []
+        self._scene_pending: list[_VehicleRecord | _FleetRecord] = []
 
     # ------------------------------------------------------------------------------ vehicles
 
-    def attach(self, vehicle: Any, name: str = "pvd") -> PvdComponent | FleetPvdComponent:
+    def attach(self, vehicle: Any, name: str = "pvd", *,
+               vehicle_name: str | None = None) -> PvdComponent | FleetPvdComponent:
         """Append a PVD component to ``vehicle``'s component sequence (last) and return it.
 
+        ``vehicle_name``: the name of the vehicle's ``Vehicle`` object and of its PhysX actor
+        (``PxRigidDynamic.name``); default ``Vehicle``, as PhysX names its Vehicle objects.
         A fleet (anything whose ``states`` are a :class:`~simcore.fleet.states.FleetStates`)
-        is recorded as :meth:`attach_fleet` records it."""
+        is recorded as :meth:`attach_fleet` records it (its members' names are ``fleet.names``)."""
         from simcore.fleet.states import FleetStates
         from simcore.pvd.components import PvdComponent
 
         if isinstance(getattr(vehicle, "states", None), FleetStates):
             return self.attach_fleet(vehicle, name)
-        component = PvdComponent(vehicle, self)
+        component = PvdComponent(vehicle, self, vehicle_name=vehicle_name)
         sequence = getattr(vehicle, "sequence", None)
         if sequence is None:
             raise PvdGraphError(
                 "PvdRecorder.attach: the vehicle has no component sequence (vehicle.sequence)")
         sequence.add(component, name)
+        self._attached.append(component)
         return component
 
     def attach_fleet(self, fleet: Any, name: str = "pvd") -> FleetPvdComponent:
@@ -608,6 +644,7 @@ class PvdRecorder:
                 "PvdRecorder.attach_fleet: the fleet has no component sequence (fleet.sequence)")
         component = FleetPvdComponent(fleet, self)
         sequence.add(component, name)
+        self._attached.append(component)
         return component
 
     @property
@@ -641,16 +678,40 @@ class PvdRecorder:
         self._frame_time = time
 
     def end_frame(self) -> None:
-        """Write the simulation clock and close the frame."""
+        """Write the simulation clock and close the frame (with the PhysX layout, then write the
+        step's second frame: the scene's results)."""
         if not self._frame_open:
             raise PvdError("PvdRecorder.end_frame: no frame is open")
-        if self._frame_started:
-            assert self._simulation_block is not None
-            self._simulation_block.fill()
-            self._simulation_block.write(self.writer)
-            self.writer.stop_frame(self.context, self._timestamp)
-        self._frame_open = False
-        self._frame_started = False
+        try:
+            if self._frame_started:
+                assert self._simulation_block is not None
+                self._simulation_block.fill()
+                self._simulation_block.write(self.writer)
+                self.writer.stop_frame(self.context, self._timestamp)
+                if self.physx_layout:
+                    self._scene_frame()
+        finally:
+            self._scene_pending.clear()
+            self._frame_open = False
+            self._frame_started = False
+
+    def _scene_frame(self) -> None:
+        """Frame 2i+1 of step i: every actor vehicle's PhysX results (written even when empty,
+        so that a step is always two frames). Its timestamp is the next frame counter, or the
+        step's time + 1 ns (``timestamps="ns"``)."""
+        self.frames += 1
+        self._timestamp = self.frames if self.timestamps == "frame" else self._timestamp + 1
+        self.writer.start_frame(self.context, self._timestamp)
+        for rec in self._scene_pending:
+            if isinstance(rec, _FleetRecord):
+                rec.scene_params.write(self.writer, self.context)
+            else:
+                for p in rec.scene_params:
+                    p.write(self.writer, self.context)
+            if rec.scene_states is not None:
+                rec.scene_states.fill()
+                rec.scene_states.write(self.writer)
+        self.writer.stop_frame(self.context, self._timestamp)
 
     @contextmanager
     def frame(self, time: float | None = None) -> Iterator[PvdRecorder]:
@@ -660,6 +721,16 @@ class PvdRecorder:
             yield self
         finally:
             self.end_frame()
+
+    def _decide_layout(self, component: Any) -> None:
+        """Settle :attr:`physx_layout` (and the schema) before anything is registered."""
+        if self._handles is not None:
+            self.physx_layout = bool(self.physx_layout)
+            return
+        if self.physx_layout is None:
+            self.physx_layout = any(_has_actor(c) for c in [*self._attached, component])
+        if self.physx_layout and self.schema is SCHEMA:
+            self.schema = PHYSX_SCHEMA
 
     def _start(self, time: float, dt: float) -> None:
         """Emit START_FRAME on the frame's first write (the time is known by then)."""
@@ -704,14 +775,18 @@ class PvdRecorder:
         if own_frame:
             self.begin_frame(component.time)
         try:
+            self._decide_layout(component)
             self._start(component.time, dt)
             rec = self._vehicles.get(id(component))
             if rec is None:
-                rec = self._vehicles[id(component)] = self._add_vehicle(component.vehicle)
+                name = getattr(component, "vehicle_name", None) or "Vehicle"
+                rec = self._vehicles[id(component)] = self._add_vehicle(component.vehicle, name)
             for p in rec.params:
                 p.write(self.writer, self.context)
             rec.states.fill()
             rec.states.write(self.writer)
+            if rec.scene_params or rec.scene_states is not None:
+                self._scene_pending.append(rec)
         finally:
             if own_frame:
                 self.end_frame()
@@ -724,6 +799,7 @@ class PvdRecorder:
         if own_frame:
             self.begin_frame(component.time)
         try:
+            self._decide_layout(component)
             self._start(component.time, dt)
             rec = self._fleets.get(id(component))
             if rec is None:
@@ -731,6 +807,8 @@ class PvdRecorder:
             rec.params.write(self.writer, self.context)
             rec.states.fill()
             rec.states.write(self.writer)
+            if rec.scene_states is not None:
+                self._scene_pending.append(rec)
         finally:
             if own_frame:
                 self.end_frame()
@@ -741,33 +819,45 @@ class PvdRecorder:
         names = _fleet_names(fleet, n)
         graphs: list[VehicleGraph] = []
         per_vehicle: list[list[_ParamWriter]] = []
+        per_vehicle_scene: list[list[_ParamWriter]] = []
         shared: list[_ParamWriter] = []
         for i in range(n):
             known = set(self._shared)
-            graph = build_vehicle_graph(self.schema, _FleetMember(fleet, i), self._alloc, self._shared)
-            for root in graph.get("Vehicle"):
-                root.names = (names[i],)
+            graph = build_vehicle_graph(self.schema, _FleetMember(fleet, i), self._alloc, self._shared,
+                                        name=names[i])
             create_graph(self.writer, self.context, handles, graph)
             self._link_simulation(handles, graph, known)
             mine: list[_ParamWriter] = []
-            for g in graph:
-                if g.owner and g.decl.role == Role.PARAMS:
-                    (shared if g.decl.shared else mine).append(_ParamWriter(g, handles))
+            for g in _groups(graph, Role.PARAMS, Phase.VEHICLE):
+                (shared if g.decl.shared else mine).append(_ParamWriter(g, handles))
             per_vehicle.append(mine)
+            scene = _groups(graph, Role.PARAMS, Phase.SCENE)
+            per_vehicle_scene.append([_ParamWriter(g, handles) for g in scene])
             graphs.append(graph)
         params = _FleetParams(fleet, per_vehicle, shared)
         states = FleetStateBlock(self.writer, self.context, fleet, graphs, handles)
-        return _FleetRecord(graphs, params, states)
+        scene_params = _FleetParams(fleet, per_vehicle_scene, [])
+        scene_states = None
+        if self.physx_layout and _groups(graphs[0], Role.STATE, Phase.SCENE):
+            scene_states = FleetStateBlock(self.writer, self.context, fleet, graphs, handles, Phase.SCENE)
+        return _FleetRecord(graphs, params, states, scene_params, scene_states)
 
-    def _add_vehicle(self, vehicle: Any) -> _VehicleRecord:
+    def _add_vehicle(self, vehicle: Any, name: str = "Vehicle") -> _VehicleRecord:
         handles = self.handles
         known = set(self._shared)
-        graph = build_vehicle_graph(self.schema, vehicle, self._alloc, self._shared)
+        graph = build_vehicle_graph(self.schema, vehicle, self._alloc, self._shared, name=name)
         create_graph(self.writer, self.context, handles, graph)
         self._link_simulation(handles, graph, known)
-        params = [_ParamWriter(g, handles) for g in graph if g.owner and g.decl.role == Role.PARAMS]
-        states = [g for g in graph if g.owner and g.decl.role == Role.STATE]
-        return _VehicleRecord(graph, params, StateBlock(self.writer, self.context, states, handles))
+        params = [_ParamWriter(g, handles) for g in _groups(graph, Role.PARAMS, Phase.VEHICLE)]
+        states = StateBlock(self.writer, self.context, _groups(graph, Role.STATE, Phase.VEHICLE), handles)
+        scene_params: list[_ParamWriter] = []
+        scene_states = None
+        if self.physx_layout:
+            scene_params = [_ParamWriter(g, handles) for g in _groups(graph, Role.PARAMS, Phase.SCENE)]
+            scene = _groups(graph, Role.STATE, Phase.SCENE)
+            if scene:
+                scene_states = StateBlock(self.writer, self.context, scene, handles)
+        return _VehicleRecord(graph, params, states, scene_params, scene_states)
 
     def _link_simulation(self, handles: SchemaHandles, graph: VehicleGraph, known: set) -> None:
         assert self._simulation is not None

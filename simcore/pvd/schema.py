@@ -75,6 +75,17 @@ class Role(Enum):
     GRAPH = "graph"  #: object handles only, written once when the objects are created
 
 
+class Phase(Enum):
+    """Which of a step's frames a class is written in.
+
+    A PhysX recording writes two frames per simulation step (Vehicle2's states after the vehicle
+    update, then the scene's results); with the PhysX actor layer simcore does the same.
+    """
+
+    VEHICLE = "vehicle"  #: frame 2i (the only frame without the PhysX layout): Vehicle2's states
+    SCENE = "scene"  #: frame 2i+1 (PhysX layout only): the PhysX scene's results (``PxRigidDynamic``)
+
+
 @dataclass(frozen=True)
 class EnumDecl:
     """An enum class: registered as a class whose attributes are ``(name, value)`` enum values.
@@ -101,6 +112,8 @@ class AttrDecl:
     getter's result along its last axis (the getters of ``...0To3`` … ``...16To19`` share one
     function, evaluated once). ``links`` names the classes an object-handle attribute or unique
     list may point at; ``first`` the classes PhysX registers just before this attribute.
+    ``role`` overrides the class's role for this attribute (PhysX's actor mixes params —
+    damping, mass — and states — pose, velocities — in one object).
     """
 
     name: str
@@ -113,6 +126,7 @@ class AttrDecl:
     wire_count: int | None = None
     chunk: tuple[int, int] | None = None
     first: tuple[ClassDecl, ...] = ()
+    role: Role | None = None
 
     @property
     def kind(self) -> str:
@@ -143,6 +157,10 @@ class ClassDecl:
     ``origin`` is ``"physx"`` for Vehicle2's classes and ``"simcore"`` for classes PhysX does not
     record (simulation clock, context, road). ``shared``: vehicles whose sources are the same
     Python object (one road, one context) share one PVD object.
+    ``phase``: the frame of a step the class is written in (:class:`Phase`). ``params_source``:
+    for a class mixing params and states, ``params_source(vehicle params, vehicle name)`` gives
+    the source of its params-role attributes (re-made only when the params object changes, so
+    unchanged params cost one identity test per frame); None: ``source`` serves both.
     """
 
     name: str
@@ -155,11 +173,17 @@ class ClassDecl:
     origin: str = "physx"
     shared: bool = False
     doc: str = ""
+    phase: Phase = Phase.VEHICLE
+    params_source: Callable[[Any, str], Any] | None = None
 
     def all_attrs(self) -> tuple[tuple[ClassDecl, AttrDecl], ...]:
         """``(declaring class, attribute)`` for the base class's attributes, then this class's."""
         inherited = self.base.all_attrs() if self.base is not None else ()
         return inherited + tuple((self, a) for a in self.attrs)
+
+    def role_of(self, a: AttrDecl) -> Role:
+        """The role of attribute ``a`` of this class (its own, else the class's)."""
+        return self.role if a.role is None else a.role
 
     def attr(self, name: str) -> AttrDecl:
         """The attribute ``name`` of this class or its base; KeyError naming both if absent."""
@@ -194,9 +218,9 @@ def u32(name: str, get: Getter | str | None = None, count: int = 1) -> AttrDecl:
     return AttrDecl(name, U32, count, _get(get) if isinstance(get, str) else get)
 
 
-def flags(name: str, enum: EnumDecl, get: Getter | str | None = None) -> AttrDecl:
+def flags(name: str, enum: EnumDecl, get: Getter | str | None = None, **kw: Any) -> AttrDecl:
     """A flags attribute whose values are ``enum``'s (PhysX writes enums and bools this way)."""
-    return AttrDecl(name, FLAGS, 1, _get(get) if isinstance(get, str) else get, enum=enum)
+    return AttrDecl(name, FLAGS, 1, _get(get) if isinstance(get, str) else get, enum=enum, **kw)
 
 
 def link(name: str, *targets: str, first: tuple[ClassDecl, ...] = ()) -> AttrDecl:
@@ -809,7 +833,31 @@ ENGINE_DRIVETRAIN = ClassDecl(
     Role.GRAPH, Scope.VEHICLE, _engine_only(_always), "EngineDrivetrain",
 )
 
-# PhysX-actor integration (registered; simcore has no PhysX actors, shapes or constraints) ----
+# PhysX-actor integration: constraints always; the actor's objects with the actor layer only ---
+
+def _with_actor(get: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``get`` for a vehicle with the PhysX actor layer (params and state), else None."""
+
+    def source(v: Any) -> Any:
+        if getattr(v.params, "physx_actor", None) is None or getattr(v.states, "physx_actor", None) is None:
+            return None
+        return get(v)
+
+    return source
+
+
+def _unspecified_steer(steer: Any) -> Any:
+    """NaN (no update yet) as ``PX_VEHICLE_UNSPECIFIED_STEER_STATE`` (``PX_MAX_F32``)."""
+    steer = np.asarray(steer, dtype=np.float64)
+    return np.where(np.isnan(steer), PX_MAX_F32, steer)
+
+
+def _simple_friction_road(v: Any) -> Any:
+    """The vehicle's road if it has one plain friction value (plane, heightfield), else None."""
+    road = getattr(v, "road", None)
+    mu = getattr(road, "friction", None)
+    return road if isinstance(mu, int | float | np.floating) and not isinstance(mu, bool) else None
+
 
 def _per_wheel_limit(v: Any) -> Any:
     """The vehicle's one suspension-limit setting, with its wheel count (PhysX has one per wheel)."""
@@ -902,7 +950,12 @@ PHYSX_ROAD_GEOM_QUERY_PARAMS = ClassDecl(
     doc="simcore's road query type; simcore has no PhysX query filters (no filter-data objects).",
 )
 PHYSX_RIGID_ACTOR = ClassDecl("PhysXRigidActor", (AttrDecl("rigidActor", HANDLE),), Role.PARAMS)
-PHYSX_STEER_STATE = ClassDecl("PhysXSteerState", (f32("previousSteerCommand"),))
+PHYSX_STEER_STATE = ClassDecl(
+    "PhysXSteerState",
+    (f32("previousSteerCommand", lambda s: _unspecified_steer(s.previous_steer)),),
+    Role.STATE, Scope.VEHICLE, _with_actor(_states("physx_actor")), "PhysXSteerState",
+    doc="``PxVehiclePhysXSteerState``: the steer command of the last update (actor layer only).",
+)
 
 VEHICLE = ClassDecl(
     "Vehicle",
@@ -1105,3 +1158,152 @@ SIMCORE_CLASSES: tuple[ClassDecl, ...] = (
 
 #: What a simcore recording registers: Vehicle2's schema, then simcore's own classes.
 SCHEMA = Schema(VEHICLE2_CLASSES + SIMCORE_CLASSES)
+
+
+# --------------------------------------------------------------------------------------------
+# PhysX's scene classes for the chassis actor (PhysX layout: the actor layer is on)
+# --------------------------------------------------------------------------------------------
+
+U8 = DataType.UINT8
+
+#: ``PxActorType``, ``PxActorFlag``, ``PxRigidBodyFlag``, ``PxRigidDynamicLockFlag`` as PhysX
+#: registers them (values copied from ``tests/data/vehicles_short.ovd``).
+PX_ACTOR_TYPE = EnumDecl("PxActorType", (
+    ("eRIGID_STATIC", 0), ("eRIGID_DYNAMIC", 1), ("eARTICULATION_LINK", 2), ("eDEFORMABLE_SURFACE", 3),
+    ("eDEFORMABLE_VOLUME", 4), ("ePBD_PARTICLESYSTEM", 5)))
+PX_ACTOR_FLAG = EnumDecl("PxActorFlag", (
+    ("eVISUALIZATION", 1), ("eDISABLE_GRAVITY", 2), ("eSEND_SLEEP_NOTIFIES", 4), ("eDISABLE_SIMULATION", 8)))
+PX_RIGID_BODY_FLAG = EnumDecl("PxRigidBodyFlag", (
+    ("eKINEMATIC", 1), ("eUSE_KINEMATIC_TARGET_FOR_SCENE_QUERIES", 2), ("eENABLE_CCD", 4),
+    ("eENABLE_CCD_FRICTION", 8), ("eENABLE_POSE_INTEGRATION_PREVIEW", 32), ("eENABLE_SPECULATIVE_CCD", 16),
+    ("eENABLE_CCD_MAX_CONTACT_IMPULSE", 64), ("eRETAIN_ACCELERATIONS", 128),
+    ("eFORCE_KINE_KINE_NOTIFICATIONS", 256), ("eFORCE_STATIC_KINE_NOTIFICATIONS", 512),
+    ("eENABLE_GYROSCOPIC_FORCES", 1024), ("eRESERVED", 32768)))
+PX_RIGID_DYNAMIC_LOCK_FLAG = EnumDecl("PxRigidDynamicLockFlag", (
+    ("eLOCK_LINEAR_X", 1), ("eLOCK_LINEAR_Y", 2), ("eLOCK_LINEAR_Z", 4), ("eLOCK_ANGULAR_X", 8),
+    ("eLOCK_ANGULAR_Y", 16), ("eLOCK_ANGULAR_Z", 32)))
+_ERIGID_DYNAMIC = 1
+_EDISABLE_GRAVITY = 2
+_EENABLE_GYROSCOPIC_FORCES = 1024
+
+
+@dataclass(frozen=True)
+class PhysXActorSource:
+    """What the actor's params-role attributes read: the vehicle's params and its name (the
+    ``PxRigidDynamic``'s ``name``, which PhysX sets to the vehicle's prim path)."""
+
+    params: Any
+    name: str
+
+    @property
+    def actor(self) -> Any:
+        """The vehicle's :class:`~simcore.physx_actor.params.PhysXActorParams`."""
+        return self.params.physx_actor
+
+
+def _actor_params_source(params: Any, name: str) -> PhysXActorSource | None:
+    return None if getattr(params, "physx_actor", None) is None else PhysXActorSource(params, name)
+
+
+def _global_pose(v: Any) -> np.ndarray:
+    """``[qx, qy, qz, qw, px, py, pz]`` of the actor origin (PhysX's PxTransform layout)."""
+    a = v.states.physx_actor
+    return np.concatenate([np.asarray(a.quat), np.asarray(a.pos)], axis=-1)
+
+
+def _cmass_local_pose(s: PhysXActorSource) -> np.ndarray:
+    return np.concatenate([s.actor.cmass_local_quat, s.actor.cmass_local_pos])
+
+
+def _actor_state(name: str) -> Getter:
+    return lambda v: getattr(v.states.physx_actor, name)
+
+
+PX_ACTOR = ClassDecl(
+    "PxActor",
+    (
+        flags("type", PX_ACTOR_TYPE, lambda s: _ERIGID_DYNAMIC),
+        flags("flags", PX_ACTOR_FLAG, lambda s: _EDISABLE_GRAVITY),  # Vehicle2 applies gravity itself
+        AttrDecl("name", STRING, 1, attrgetter("name")),
+        f32("worldBounds", count=6),
+        AttrDecl("dominance", U8),
+        AttrDecl("ownerClient", U8),
+        u32("environmentID"),
+    ),
+    Role.PARAMS, phase=Phase.SCENE,
+)
+PX_RIGID_ACTOR = ClassDecl(
+    "PxRigidActor",
+    (
+        f32("globalPose", _global_pose, 7, role=Role.STATE),
+        AttrDecl("shapes", HANDLE, unique_list=True),
+    ),
+    Role.PARAMS, base=PX_ACTOR, phase=Phase.SCENE,
+)
+PX_RIGID_BODY = ClassDecl(
+    "PxRigidBody",
+    (
+        f32("cMassLocalPose", _cmass_local_pose, 7),
+        f32("mass", "params.rigid_body.mass"),
+        f32("massSpaceInertiaTensor", "params.rigid_body.moi", 3),
+        f32("linearDamping", "actor.linear_damping"),
+        f32("angularDamping", "actor.angular_damping"),
+        f32("linearVelocity", _actor_state("linear_velocity"), 3, role=Role.STATE),
+        f32("angularVelocity", _actor_state("angular_velocity"), 3, role=Role.STATE),
+        f32("maxLinearVelocity", "actor.max_linear_velocity"),
+        f32("maxAngularVelocity", "actor.max_angular_velocity"),
+        flags("rigidBodyFlags", PX_RIGID_BODY_FLAG,
+              lambda s: _EENABLE_GYROSCOPIC_FORCES if s.actor.gyroscopic else 0),
+        f32("minCCDAdvanceCoefficient"),
+        f32("maxDepenetrationVelocity"),
+        f32("maxContactImpulse"),
+        f32("contactSlopCoefficient"),
+        f32("force", count=3),
+        f32("torque", count=3),
+    ),
+    Role.PARAMS, base=PX_RIGID_ACTOR, phase=Phase.SCENE,
+)
+PX_RIGID_DYNAMIC = ClassDecl(
+    "PxRigidDynamic",
+    (
+        AttrDecl("isSleeping", U8, 1, _actor_state("is_sleeping"), role=Role.STATE),
+        f32("sleepThreshold", "actor.sleep_threshold"),
+        f32("stabilizationThreshold"),
+        flags("rigidDynamicLockFlags", PX_RIGID_DYNAMIC_LOCK_FLAG),
+        f32("wakeCounter", _actor_state("wake_counter"), role=Role.STATE),
+        u32("positionIterations", "actor.position_iterations"),
+        u32("velocityIterations", "actor.velocity_iterations"),
+        f32("contactReportThreshold"),
+    ),
+    Role.PARAMS, Scope.VEHICLE, _with_actor(_always), "", base=PX_RIGID_BODY, phase=Phase.SCENE,
+    params_source=_actor_params_source,
+    doc="The chassis actor after the scene's solve (frame 2i+1): ``states.physx_actor`` for pose, "
+        "velocities and sleep state; ``params.physx_actor`` and ``params.rigid_body`` for the rest. "
+        "Object name '' and attribute ``name`` = the vehicle's name, as PhysX names its actors.",
+)
+
+# The PhysX layout gives two registered-only Vehicle2 classes objects: the same registration
+# (names, types, counts), declared with sources. They stay registered-only in SCHEMA, where no
+# PxRigidDynamic exists to link to and no PxMaterial to name.
+PHYSX_RIGID_ACTOR_OBJECTS = ClassDecl(
+    "PhysXRigidActor", (link("rigidActor", "PxRigidDynamic"),),
+    Role.GRAPH, Scope.VEHICLE, _with_actor(_always), "PhysXRigidActor",
+    doc="The Vehicle's link to its chassis actor (PhysX layout).",
+)
+PHYSX_MATERIAL_FRICTION_OBJECTS = ClassDecl(
+    "PhysXMaterialFriction", (f32("friction", "friction"), AttrDecl("material", HANDLE)),
+    Role.PARAMS, Scope.WHEEL, _with_actor(_simple_friction_road), "PhysxMaterialFriction{i}_0",
+    doc="The road's one friction value, one object per wheel as PhysX (``material`` is not written: "
+        "simcore has no PxMaterial to point at).",
+)
+_PHYSX_LAYOUT_SWAP = {id(PHYSX_RIGID_ACTOR): PHYSX_RIGID_ACTOR_OBJECTS,
+                      id(PHYSX_MATERIAL_FRICTION): PHYSX_MATERIAL_FRICTION_OBJECTS}
+PHYSX_LAYOUT_VEHICLE2_CLASSES: tuple[ClassDecl, ...] = tuple(
+    _PHYSX_LAYOUT_SWAP.get(id(c), c) for c in VEHICLE2_CLASSES)
+
+#: PhysX's scene classes a simcore recording registers in the PhysX layout (before Vehicle2's,
+#: where PhysX registers them); the actor's class hierarchy only.
+PHYSX_SCENE_CLASSES: tuple[ClassDecl, ...] = (PX_ACTOR, PX_RIGID_ACTOR, PX_RIGID_BODY, PX_RIGID_DYNAMIC)
+
+#: What a simcore recording of vehicles with the PhysX actor layer registers (the PhysX layout).
+PHYSX_SCHEMA = Schema(PHYSX_SCENE_CLASSES + PHYSX_LAYOUT_VEHICLE2_CLASSES + SIMCORE_CLASSES)

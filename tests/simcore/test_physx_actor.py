@@ -59,7 +59,8 @@ def test_chassis_step_reproduces_physx_from_its_recorded_rows() -> None:
         for i in range(1, rv.nb_steps):
             pos, quat, _, _ = rv.actor_at(i - 1)
             lin, ang = np.zeros(3), np.zeros(3)
-            chassis_step(actor, run.scene.dt, rb["previous_linear_velocity"][i], rb["previous_angular_velocity"][i],
+            chassis_step(actor, run.scene.dt, rb["previous_linear_velocity"][i],
+                         rb["previous_angular_velocity"][i],
                          rb["linear_velocity"][i], rb["angular_velocity"][i], c["tire_active_status"][i],
                          c["tire_linears"][i], c["tire_angulars"][i], c["tire_damping"][i],
                          c["susp_active_status"][i], c["susp_linear"][i], c["susp_angular"][i],
@@ -74,7 +75,8 @@ def test_chassis_step_reproduces_physx_from_its_recorded_rows() -> None:
 def test_free_body_moves_with_its_velocity(sedan) -> None:
     a = PhysXActorParams(angular_damping=0.0, gyroscopic=False)
     dt = 0.02
-    pos, quat, lin, ang = _step(a, sedan, (np.zeros(3), np.zeros(3)), ([1.0, 2.0, 3.0], [0.0, 0.0, 0.5]), dt=dt)
+    start = (np.zeros(3), np.zeros(3))
+    pos, quat, lin, ang = _step(a, sedan, start, ([1.0, 2.0, 3.0], [0.0, 0.0, 0.5]), dt=dt)
     np.testing.assert_allclose(lin, [1, 2, 3])
     np.testing.assert_allclose(pos, [dt, 2 * dt, 3 * dt], rtol=1e-12)
     np.testing.assert_allclose(quat, [0, 0, np.sin(0.25 * dt), np.cos(0.25 * dt)], atol=1e-12)

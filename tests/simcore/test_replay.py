@@ -88,8 +88,8 @@ def test_errors_concentrate_where_the_physics_is_stiff(open_loop) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pvdkit", "replay", *args], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-m", "pvdkit", "replay", *args], capture_output=True,
+                          text=True, timeout=300)
 
 
 def test_cli_replays_one_vehicle_and_writes_reports(tmp_path) -> None:
@@ -107,7 +107,8 @@ def test_cli_exit_1_over_tolerance_and_2_on_bad_input(tmp_path) -> None:
     assert over.returncode == 1 and "OVER" in over.stdout
     bad = _cli(str(DEV_DRIVE), "--vehicle", "Nope", "--quiet")
     assert bad.returncode == 2
-    assert len(bad.stderr.strip().splitlines()) == 1 and "Nope" in bad.stderr and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert "Nope" in bad.stderr and "Traceback" not in bad.stderr
     missing = _cli(str(tmp_path / "none.ovd"))
     assert missing.returncode == 2 and "none.ovd" in missing.stderr and "Traceback" not in missing.stderr
     far = _cli(str(DEV_DRIVE), "--from", "999", "--quiet")
