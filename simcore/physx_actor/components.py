@@ -47,7 +47,7 @@ from simcore.physx_actor.solver import (
     ACTOR_WIDTH,
     WORK_WIDTH,
     chassis_step,
-    kinetic_energy,
+    update_wake_counter,
     work_rows,
 )
 
@@ -134,7 +134,7 @@ def _k_begin(actor, idle_omega, neutral_gear, throttle, steer, cmd_gear, current
 @numba.njit(**_JIT)
 def _k_end(actor, wheel_energy, dt, throttle, current_gear, target_gear, prev_lin, prev_ang, lin, ang,
            t_active, t_linears, t_angulars, t_damping, s_active, s_linear, s_angular, s_error, s_restitution,
-           a_pos, a_quat, a_lin, a_ang, a_wake, a_sleeping, work, iw):  # pragma: no cover - compiled
+           a_pos, a_quat, a_lin, a_ang, a_wake, a_sleeping, lin_sum, ang_sum, work, iw):  # pragma: no cover
     for v in range(actor.shape[0]):
         if a_sleeping[v]:
             continue  # PhysX does not move a sleeping actor (and writes nothing to it)
@@ -150,15 +150,15 @@ def _k_end(actor, wheel_energy, dt, throttle, current_gear, target_gear, prev_li
                      t_angulars[v], t_damping[v], s_active[v], s_linear[v], s_angular[v], s_error[v],
                      s_restitution[v], a_pos[v], a_quat[v], a_lin[v], a_ang[v], work, iw)
         # The scene's sleep counter: a nearly still actor runs its wake counter down and sleeps.
-        if kinetic_energy(actor[v], a_quat[v], a_lin[v], a_ang[v]) >= actor[v, A_SLEEP]:
-            a_wake[v] = reset
-        else:
-            a_wake[v] = max(a_wake[v] - dt, 0.0)
-            if a_wake[v] == 0.0:
-                a_sleeping[v] = True
-                for k in range(3):
-                    a_lin[v, k] = 0.0
-                    a_ang[v, k] = 0.0
+        a_wake[v] = update_wake_counter(actor[v], dt, a_wake[v], a_quat[v], a_lin[v], a_ang[v], lin_sum[v],
+                                        ang_sum[v])
+        if a_wake[v] == 0.0:
+            a_sleeping[v] = True
+            for k in range(3):
+                a_lin[v, k] = 0.0
+                a_ang[v, k] = 0.0
+                lin_sum[v, k] = 0.0
+                ang_sum[v, k] = 0.0
 
 
 class _SleepingRows:
@@ -234,7 +234,7 @@ class PhysXActorEndBatchComponent(Component):
                         c["tire_linears"], c["tire_angulars"], c["tire_damping"], c["susp_active_status"],
                         c["susp_linear"], c["susp_angular"], c["susp_geometric_error"], c["restitution"],
                         a["pos"], a["quat"], a["linear_velocity"], a["angular_velocity"], a["wake_counter"],
-                        a["is_sleeping"])
+                        a["is_sleeping"], a["sleep_linear_sum"], a["sleep_angular_sum"])
         self._work = np.zeros((work_rows(fleet.nb_wheels), WORK_WIDTH))
         self._iw = np.zeros((3, 3))
         self.repack()

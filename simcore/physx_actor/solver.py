@@ -265,12 +265,36 @@ def chassis_step(actor, dt, start_lin, start_ang, end_lin, end_ang, t_active, t_
         ang[k] = w[k]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def kinetic_energy(actor, quat, lin, ang):  # pragma: no cover - compiled
-    """Mass-normalised kinetic energy, as PhysX compares it with ``sleepThreshold``."""
-    qx, qy, qz, qw = qmul(quat[0], quat[1], quat[2], quat[3], actor[A_CQUAT], actor[A_CQUAT + 1],
-                          actor[A_CQUAT + 2], actor[A_CQUAT + 3])
-    lx, ly, lz = qrot(-qx, -qy, -qz, qw, ang[0], ang[1], ang[2])
-    angular = (actor[A_MOI] * lx * lx + actor[A_MOI + 1] * ly * ly
-               + actor[A_MOI + 2] * lz * lz) / actor[A_MASS]
-    return 0.5 * (lin[0] * lin[0] + lin[1] * lin[1] + lin[2] * lin[2] + angular)
+#: PhysX's sleep logic resets the wake counter to multiples of this (``DySleep.cpp``: 20 * 0.02 s),
+#: whatever the scene's ``wakeCounterResetValue``.
+WAKE_COUNTER_RESET_TIME = 0.4
+
+
+@numba.njit(cache=True, nogil=True)
+def update_wake_counter(actor, dt, wake_counter, quat, lin, ang, lin_sum, ang_sum):  # pragma: no cover
+    """PhysX's sleep filter (``updateWakeCounter``, no stabilization): the counter runs down by
+    ``dt``; once below half the reset time the velocities are summed, and while the summed motion's
+    mass-normalised kinetic energy reaches ``sleep_threshold`` the counter is set back to
+    ``min(energy / threshold, 2) * 0.2`` s (0.4 s for a zero threshold: never asleep).
+    Returns the new counter; the actor sleeps at 0."""
+    reset = WAKE_COUNTER_RESET_TIME
+    if wake_counter < 0.5 * reset or wake_counter < dt:
+        qx, qy, qz, qw = qmul(quat[0], quat[1], quat[2], quat[3], actor[A_CQUAT], actor[A_CQUAT + 1],
+                              actor[A_CQUAT + 2], actor[A_CQUAT + 3])
+        bx, by, bz = qrot(-qx, -qy, -qz, qw, ang[0], ang[1], ang[2])
+        for k in range(3):
+            lin_sum[k] += lin[k]
+        ang_sum[0] += bx
+        ang_sum[1] += by
+        ang_sum[2] += bz
+        angular = (actor[A_MOI] * ang_sum[0] ** 2 + actor[A_MOI + 1] * ang_sum[1] ** 2
+                   + actor[A_MOI + 2] * ang_sum[2] ** 2) / actor[A_MASS]
+        energy = 0.5 * (angular + lin_sum[0] ** 2 + lin_sum[1] ** 2 + lin_sum[2] ** 2)
+        threshold = actor[A_SLEEP]
+        if energy >= threshold:
+            for k in range(3):
+                lin_sum[k] = 0.0
+                ang_sum[k] = 0.0
+            factor = 2.0 if threshold == 0.0 else min(energy / threshold, 2.0)
+            return factor * 0.5 * reset
+    return max(wake_counter - dt, 0.0)

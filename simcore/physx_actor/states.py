@@ -19,6 +19,9 @@ class PhysXActorState:
       (``PxVehiclePhysxActorSleepCheck``) until a command wakes it.
     - ``previous_steer``: the steer command of the last update (``PxVehiclePhysXSteerState``); NaN
       until the first update (``PX_VEHICLE_UNSPECIFIED_STEER_STATE``).
+    - ``sleep_linear_sum``, ``sleep_angular_sum`` (3,): PhysX's sleep filter, the velocities (angular
+      in the body frame) summed over the steps since the wake counter fell below half its reset
+      value; their energy decides whether the actor is still moving.
     """
 
     pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
@@ -28,6 +31,8 @@ class PhysXActorState:
     wake_counter: float = 0.4
     is_sleeping: bool = False
     previous_steer: float = float("nan")
+    sleep_linear_sum: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    sleep_angular_sum: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
     @classmethod
     def default(cls, n: int | None = None) -> PhysXActorState:
@@ -42,6 +47,8 @@ class PhysXActorState:
         self.wake_counter = 0.4
         self.is_sleeping = False
         self.previous_steer = float("nan")
+        self.sleep_linear_sum[:] = 0.0
+        self.sleep_angular_sum[:] = 0.0
 
     def as_dict(self) -> dict[str, object]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -49,4 +56,5 @@ class PhysXActorState:
     def copy(self) -> PhysXActorState:
         return PhysXActorState(self.pos.copy(), self.quat.copy(), self.linear_velocity.copy(),
                                self.angular_velocity.copy(), float(self.wake_counter), bool(self.is_sleeping),
-                               float(self.previous_steer))
+                               float(self.previous_steer), self.sleep_linear_sum.copy(),
+                               self.sleep_angular_sum.copy())
