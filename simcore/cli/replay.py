@@ -19,6 +19,9 @@ from simcore.replay.engine import MODES, build, replay
 from simcore.replay.recorded import RecordingError, vehicles_from_recording
 from simcore.replay.report import DEFAULT_TOLERANCE, build_report
 
+#: Tolerances and ignores for ``pvdkit diff`` of a PhysX recording against its replay.
+DIFF_CONFIG = Path(__file__).resolve().parents[1] / "replay" / "physx_diff.toml"
+
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Add ``pvdkit replay``'s arguments to its parser."""
@@ -67,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
                 from simcore.pvd.recorder import PvdRecorder
 
                 writer = open_writer(Path(args.output))
-                recorder = stack.enter_context(PvdRecorder(writer, timestamps="frame"))
+                recorder = stack.enter_context(PvdRecorder(writer, timestamps="frame",
+                                                           actor_order=run_data.scene.actor_order))
                 for rep in vehicles:
                     recorder.attach_fleet(rep.fleet)
 
@@ -87,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         report.write_html(args.html)
     print(report.text())
+    if args.output is not None:
+        print(f"compare frame by frame: pvdkit diff {args.recording} {args.output} --frames 1: "
+              f"--config {DIFF_CONFIG}")
     print(f"{steps} steps x {len(replayed)} vehicles in {wall:.2f} s "
           f"({1e3 * wall / max(steps, 1):.2f} ms per recorded step)", file=sys.stderr)
     return 0 if report.ok else 1

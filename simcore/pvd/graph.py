@@ -94,8 +94,8 @@ def build_vehicle_graph(schema: Schema, vehicle: Any, handles: HandleAllocator,
 
     ``shared`` maps ``(class name, id(source))`` to the group already made for a shared source
     (a road or context used by several vehicles); such groups are reused with ``owner=False``.
-    ``name`` is the vehicle's name: its ``Vehicle`` object's and, with the PhysX layout, its
-    actor's ``name`` attribute (a fleet member's name; ``Vehicle`` for a lone vehicle, as PhysX).
+    ``name`` is the vehicle's name: its ``Vehicle`` object's, or with the PhysX layout its actor's
+    ``name`` attribute (the ``Vehicle`` object is then named ``Vehicle``, as PhysX names it).
     """
     graph = VehicleGraph()
     n = nb_wheels_of(vehicle)
@@ -120,7 +120,9 @@ def build_vehicle_graph(schema: Schema, vehicle: Any, handles: HandleAllocator,
         k = n if decl.scope == Scope.WHEEL else 1
         names = tuple(decl.object_name.format(i=i) for i in range(k))
         if decl.name == "Vehicle":
-            names = (name,)
+            # PhysX names its Vehicle objects "Vehicle" and carries the vehicle's name on the
+            # chassis actor; simcore's own layout names the Vehicle object after the vehicle.
+            names = ("Vehicle",) if "PxRigidDynamic" in schema else (name,)
         group = ObjectGroup(decl, handles.take(k), names, _resolver(decl, vehicle))
         if decl.params_source is not None:
             group.resolve_params = _params_resolver(decl, vehicle, name)

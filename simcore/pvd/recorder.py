@@ -549,6 +549,22 @@ class _FleetRecord:
     scene_states: FleetStateBlock | None
 
 
+@dataclass
+class _RowVelocities:
+    """Vehicle ``i``'s rigid body velocities in a fleet's batch."""
+
+    batch: Any
+    i: int
+
+    @property
+    def linear_velocity(self) -> np.ndarray:
+        return self.batch.linear_velocity[self.i]
+
+    @property
+    def angular_velocity(self) -> np.ndarray:
+        return self.batch.angular_velocity[self.i]
+
+
 def _has_actor(subject: Any) -> bool:
     """True when a component's vehicle (or any member of its fleet) has the PhysX actor layer."""
     target = getattr(subject, "vehicle", None) or getattr(subject, "fleet", None)
@@ -567,11 +583,15 @@ class PvdRecorder:
     states, then the scene's results: each actor vehicle's ``PxRigidDynamic``) and PhysX's actor
     classes registered first (:data:`~simcore.pvd.schema.PHYSX_SCHEMA`). None (default): on when
     a vehicle attached before the first frame has ``params.physx_actor``; decided at the first
-    frame, for the whole recording.
+    frame, for the whole recording. In that layout the ``Vehicle`` objects are roots named
+    ``Vehicle`` and a ``PxPhysics`` object lists the actors (``rigidDynamics``), as in PhysX's
+    recordings, so that ``pvdkit diff`` pairs them with PhysX's; ``actor_order`` (actor names)
+    orders that list as the PhysX scene being compared does (default: the order vehicles join).
     """
 
     def __init__(self, writer: Any, *, context: int = 1, timestamps: str = "ns",
-                 schema: Schema = SCHEMA, physx_layout: bool | None = None) -> None:
+                 schema: Schema = SCHEMA, physx_layout: bool | None = None,
+                 actor_order: Sequence[str] | None = None) -> None:
         if timestamps not in _TIMESTAMP_UNITS:
             raise ValueError(f"PvdRecorder: timestamps must be one of {_TIMESTAMP_UNITS}, got {timestamps!r}")
         if not isinstance(context, int) or not 0 <= context < 1 << 64:
@@ -600,6 +620,9 @@ class PvdRecorder:
         self.physx_layout = physx_layout
         self._attached: list[Any] = []
         self._scene_pending: list[_VehicleRecord | _FleetRecord] = []
+        self._actor_order = list(actor_order) if actor_order is not None else None
+        self._physics: int | None = None
+        self._new_actors: list[tuple[str, int]] = []
 
     # ------------------------------------------------------------------------------ vehicles
 
@@ -685,6 +708,7 @@ class PvdRecorder:
         try:
             if self._frame_started:
                 assert self._simulation_block is not None
+                self._list_new_actors()
                 self._simulation_block.fill()
                 self._simulation_block.write(self.writer)
                 self.writer.stop_frame(self.context, self._timestamp)
@@ -703,11 +727,6 @@ class PvdRecorder:
         self._timestamp = self.frames if self.timestamps == "frame" else self._timestamp + 1
         self.writer.start_frame(self.context, self._timestamp)
         for rec in self._scene_pending:
-            if isinstance(rec, _FleetRecord):
-                rec.scene_params.write(self.writer, self.context)
-            else:
-                for p in rec.scene_params:
-                    p.write(self.writer, self.context)
             if rec.scene_states is not None:
                 rec.scene_states.fill()
                 rec.scene_states.write(self.writer)
@@ -754,6 +773,8 @@ class PvdRecorder:
         handles = self.handles
         if self._simulation is None:
             self._create_simulation(handles)
+            if self.physx_layout:
+                self._create_physics(handles)
 
     def _create_simulation(self, handles: SchemaHandles) -> None:
         decl = self.schema["Simulation"]
@@ -761,6 +782,46 @@ class PvdRecorder:
         self.writer.create_object(self.context, handles.cls(decl), int(group.handles[0]), decl.object_name)
         self._simulation = group
         self._simulation_block = StateBlock(self.writer, self.context, [group], handles)
+
+    def _create_physics(self, handles: SchemaHandles) -> None:
+        decl = self.schema["PxPhysics"]
+        self._physics = int(self._alloc.take(1)[0])
+        self.writer.create_object(self.context, handles.cls(decl), self._physics, "")
+        scale = np.array([1.0, 10.0], dtype=np.float32)  # PxTolerancesScale: length 1 m, speed 10 m/s
+        self.writer.set_attribute(self.context, self._physics, handles.attr(decl, "tolerancesScale"), scale)
+
+    def _list_new_actors(self) -> None:
+        """Add the actors created in this frame to ``PxPhysics.rigidDynamics`` (in ``actor_order``)."""
+        if self._physics is None or not self._new_actors:
+            return
+        order = self._actor_order or []
+        rank = {name: k for k, name in enumerate(order)}
+        actors = sorted(self._new_actors, key=lambda a: rank.get(a[0], len(order)))
+        decl = self.schema["PxPhysics"]
+        attr = self.handles.attr(decl, "rigidDynamics")
+        for _, handle in actors:
+            self.writer.add_to_unique_list_attribute(self.context, self._physics, attr, np.uint64(handle))
+        self._new_actors.clear()
+
+    def _note_actors(self, graph: VehicleGraph, names: Sequence[str]) -> None:
+        for group in graph.get("PxRigidDynamic"):
+            for name, h in zip(names, group.handles, strict=False):
+                self._new_actors.append((name, int(h)))
+
+    def _write_back_velocities(self, graph: VehicleGraph, bodies: Sequence[Any]) -> None:
+        """Frame 2i, PhysX layout: the velocities Vehicle2 hands the actor at the end of its update
+        (``PxVehicleWriteRigidBodyStateToPhysXActor``), as PhysX records them before its solve."""
+        if not self.physx_layout:
+            return
+        groups = graph.get("PxRigidDynamic")
+        if not groups:
+            return
+        decl = self.schema["PxRigidBody"]
+        lin, ang = self.handles.attr(decl, "linearVelocity"), self.handles.attr(decl, "angularVelocity")
+        for group, body in zip(groups, bodies, strict=False):
+            h = int(group.handles[0])
+            for attr, value in ((lin, body.linear_velocity), (ang, body.angular_velocity)):
+                self.writer.set_attribute(self.context, h, attr, np.asarray(value, dtype=np.float32))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -783,9 +844,12 @@ class PvdRecorder:
                 rec = self._vehicles[id(component)] = self._add_vehicle(component.vehicle, name)
             for p in rec.params:
                 p.write(self.writer, self.context)
+            for p in rec.scene_params:  # PhysX sets an actor's params when it makes or changes it
+                p.write(self.writer, self.context)
             rec.states.fill()
             rec.states.write(self.writer)
-            if rec.scene_params or rec.scene_states is not None:
+            self._write_back_velocities(rec.graph, [component.vehicle.states.rigid_body])
+            if rec.scene_states is not None:
                 self._scene_pending.append(rec)
         finally:
             if own_frame:
@@ -805,8 +869,12 @@ class PvdRecorder:
             if rec is None:
                 rec = self._fleets[id(component)] = self._add_fleet(component.fleet)
             rec.params.write(self.writer, self.context)
+            rec.scene_params.write(self.writer, self.context)
             rec.states.fill()
             rec.states.write(self.writer)
+            rb = component.fleet.states.rigid_body
+            for i, graph in enumerate(rec.graphs):
+                self._write_back_velocities(graph, [_RowVelocities(rb, i)])
             if rec.scene_states is not None:
                 self._scene_pending.append(rec)
         finally:
@@ -827,6 +895,7 @@ class PvdRecorder:
                                         name=names[i])
             create_graph(self.writer, self.context, handles, graph)
             self._link_simulation(handles, graph, known)
+            self._note_actors(graph, [names[i]])
             mine: list[_ParamWriter] = []
             for g in _groups(graph, Role.PARAMS, Phase.VEHICLE):
                 (shared if g.decl.shared else mine).append(_ParamWriter(g, handles))
@@ -848,6 +917,7 @@ class PvdRecorder:
         graph = build_vehicle_graph(self.schema, vehicle, self._alloc, self._shared, name=name)
         create_graph(self.writer, self.context, handles, graph)
         self._link_simulation(handles, graph, known)
+        self._note_actors(graph, [name])
         params = [_ParamWriter(g, handles) for g in _groups(graph, Role.PARAMS, Phase.VEHICLE)]
         states = StateBlock(self.writer, self.context, _groups(graph, Role.STATE, Phase.VEHICLE), handles)
         scene_params: list[_ParamWriter] = []
@@ -865,6 +935,8 @@ class PvdRecorder:
         for decl, a in self._simulation.decl.all_attrs():
             if not a.unique_list:
                 continue
+            if self.physx_layout and a.name == "vehicles":
+                continue  # PhysX's Vehicle objects are roots: keep them so, to pair in pvdkit diff
             ah = handles.attr(decl, a.name)
             for name in a.links:
                 for g in graph.get(name):

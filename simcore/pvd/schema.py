@@ -1301,9 +1301,25 @@ _PHYSX_LAYOUT_SWAP = {id(PHYSX_RIGID_ACTOR): PHYSX_RIGID_ACTOR_OBJECTS,
 PHYSX_LAYOUT_VEHICLE2_CLASSES: tuple[ClassDecl, ...] = tuple(
     _PHYSX_LAYOUT_SWAP.get(id(c), c) for c in VEHICLE2_CLASSES)
 
+#: ``PxPhysics`` as PhysX registers it (21 unique lists and the tolerances scale). The recorder
+#: creates its one object (name '') first and lists every chassis actor in ``rigidDynamics``: in
+#: PhysX's recordings that is the actors' shortest graph path, so ``pvdkit diff`` pairs a
+#: simcore actor with PhysX's at ``PxPhysics/rigidDynamics[k]``.
+PX_PHYSICS = ClassDecl(
+    "PxPhysics",
+    tuple(AttrDecl(n, HANDLE, unique_list=True) for n in (
+        "scenes", "constraints", "heightFields", "convexMeshes", "triangleMeshes", "tetrahedronMeshes",
+        "deformableVolumeMeshes", "shapes", "bvhs", "materials", "deformableSurfaceMaterials",
+        "deformableVolumeMaterials", "PBDMaterials", "rigidDynamics", "rigidStatics", "deformableVolumes",
+        "deformableSurfaces", "pbdParticleSystems", "particleBuffers", "aggregates", "articulations"))
+    + (f32("tolerancesScale", count=2),),
+    doc="Created by the recorder in the PhysX layout; ``rigidDynamics`` lists the chassis actors.",
+)
+
 #: PhysX's scene classes a simcore recording registers in the PhysX layout (before Vehicle2's,
-#: where PhysX registers them); the actor's class hierarchy only.
-PHYSX_SCENE_CLASSES: tuple[ClassDecl, ...] = (PX_ACTOR, PX_RIGID_ACTOR, PX_RIGID_BODY, PX_RIGID_DYNAMIC)
+#: where PhysX registers them): ``PxPhysics`` and the actor's class hierarchy.
+PHYSX_SCENE_CLASSES: tuple[ClassDecl, ...] = (PX_PHYSICS, PX_ACTOR, PX_RIGID_ACTOR, PX_RIGID_BODY,
+                                              PX_RIGID_DYNAMIC)
 
 #: What a simcore recording of vehicles with the PhysX actor layer registers (the PhysX layout).
 PHYSX_SCHEMA = Schema(PHYSX_SCENE_CLASSES + PHYSX_LAYOUT_VEHICLE2_CLASSES + SIMCORE_CLASSES)

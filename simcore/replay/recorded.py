@@ -91,6 +91,9 @@ class RecordedScene:
     dt: float
     nb_steps: int
     solver_type: str
+    #: Actor names in the order ``PxPhysics.rigidDynamics`` lists them (a replay recorded in
+    #: PhysX's layout lists its actors the same way, so ``pvdkit diff`` pairs them).
+    actor_order: tuple[str, ...] = ()
 
 
 @dataclass
@@ -312,7 +315,18 @@ def _scene(src: Source, nb_steps: int, graphs: list[VehicleGraph]) -> RecordedSc
         dt=src.number(scene, "elapsedTime", 1, "scene"),
         nb_steps=nb_steps,
         solver_type=str(src.value(scene, "solverType", 0, "scene")),
+        actor_order=_actor_order(src),
     )
+
+
+def _actor_order(src: Source) -> tuple[str, ...]:
+    """The names of ``PxPhysics.rigidDynamics`` in list order (empty when not recorded)."""
+    physics = _objects(src, "PxPhysics")
+    if not physics:
+        return ()
+    handles = _handles(src.maybe(physics[0], "rigidDynamics", 1))
+    actors = (src.rec.resolve(int(h), 1) for h in handles if h)
+    return tuple(str(a.state_at(1).get("name")) for a in actors if a is not None)
 
 
 # ----------------------------------------------------------------------------------------------

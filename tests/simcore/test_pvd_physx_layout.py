@@ -106,11 +106,13 @@ def test_actor_after_the_solve_and_vehicle2_state_before(recorded: dict, kind: s
         b = body.state_at(2 * i)
         np.testing.assert_allclose(b["pos"], bodies[i]["pos"], rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(b["quat"], bodies[i]["quat"], rtol=1e-6, atol=1e-6)
+        # Frame 2i: the velocity Vehicle2 hands the actor before PhysX's solve, as PhysX records it.
+        np.testing.assert_allclose(actor.state_at(2 * i)["linearVelocity"], bodies[i]["linear_velocity"],
+                                   rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(b["linvel"], bodies[i]["linear_velocity"], rtol=1e-6, atol=1e-6)
-    # The actor's values are in the scene frames only: nothing at frame 0, and frame 2i+2
-    # (the next Vehicle2 frame) still holds step i's results.
+    # The pose is the scene's result (frame 2i+1); the params are set when the actor is made.
     assert actor.state_at(0)["globalPose"] is None
-    s = actor.state_at(1)
+    s = actor.state_at(0)
     p = _params()
     assert s["type"] == "eRIGID_DYNAMIC" and s["flags"] == {"eDISABLE_GRAVITY"}
     assert s["rigidBodyFlags"] == {"eENABLE_GYROSCOPIC_FORCES"}
@@ -127,7 +129,7 @@ def test_actor_after_the_solve_and_vehicle2_state_before(recorded: dict, kind: s
 def test_vehicle_links_to_its_actor_and_physx_states(recorded: dict, kind: str) -> None:
     rec, actors, _, _ = recorded[kind]
     (vehicle,) = rec.objects_of_class("Vehicle")
-    assert vehicle.name == NAME
+    assert vehicle.name == "Vehicle"  # as PhysX names it; the actor carries the vehicle's name
     f = 2 * STEPS - 1
     links = vehicle.state_at(f)
     rigid = rec.resolve(links["physxRigidActor"], f)
@@ -207,9 +209,12 @@ def test_fleet_has_one_named_actor_per_member(tmp_path: Path) -> None:
     for k, name in enumerate(names):
         last = actors[name].state_at(11)["globalPose"]
         np.testing.assert_allclose(last, poses[-1][k], rtol=1e-6, atol=1e-6)
+    linked = []
     for v in r.objects_of_class("Vehicle"):
+        assert v.name == "Vehicle"
         rigid = r.resolve(v.state_at(0)["physxRigidActor"], 0)
-        assert r.resolve(rigid.state_at(0)["rigidActor"], 0).state_at(1)["name"] == v.name
+        linked.append(r.resolve(rigid.state_at(0)["rigidActor"], 0).state_at(1)["name"])
+    assert linked == names  # each member's Vehicle links to its own, named actor
 
 
 def test_without_the_actor_layer_one_frame_per_step(tmp_path: Path) -> None:
@@ -238,3 +243,31 @@ def test_diff(recorded: dict) -> None:
     against_physx = compare_files(str(PHYSX_OVD), str(ovd))  # runs; PhysX's scene differs
     assert not against_physx.equal
     assert "PxRigidDynamic" in format_text(against_physx)
+
+
+@pytest.mark.parametrize("kind", ["ovd", "h5"])
+def test_physics_root_lists_the_actors_as_physx_does(recorded: dict, kind: str) -> None:
+    """PxPhysics (name '') lists the chassis actors in ``rigidDynamics`` and the Vehicle objects
+    are roots (not listed by Simulation): the graph paths of a PhysX recording, so that
+    ``pvdkit diff`` pairs the objects."""
+    rec = recorded[kind][0]
+    (physics,) = rec.objects_of_class("PxPhysics")
+    assert physics.name == ""
+    (actor,) = rec.objects_of_class("PxRigidDynamic")
+    assert list(physics.state_at(0)["rigidDynamics"]) == [actor.handle]
+    (sim,) = rec.objects_of_class("Simulation")
+    assert not sim.state_at(0).get("vehicles")
+
+
+def test_actor_order_follows_the_compared_scene(tmp_path: Path) -> None:
+    p = _params()
+    fleet = simcore.Fleet([p, p, p], context=_context(p), names=["/World/A", "/World/B", "/World/C"])
+    path = tmp_path / "order.ovd"
+    with PvdRecorder(OmniPvdWriter(OvdFileStream(str(path))), actor_order=["/World/C", "/World/A"]) as rec:
+        rec.attach_fleet(fleet)
+        fleet.place_on_road()
+        fleet.step(DT)
+    r = Recording.open(path)
+    (physics,) = r.objects_of_class("PxPhysics")
+    names = [r.resolve(h, 1).state_at(1)["name"] for h in physics.state_at(1)["rigidDynamics"]]
+    assert names == ["/World/C", "/World/A", "/World/B"]
