@@ -1,7 +1,8 @@
 """Regenerate (or check) the golden recordings in this folder.
 
-The goldens are the default car (PhysX's snippet sedan, direct drive) driving a few scenarios,
-recorded at 60 Hz with 3 substeps into pvdkit's HDF5 format:
+The goldens are the default car (PhysX's snippet sedan, direct drive) driving a few scenarios
+as pure Vehicle2 (``pvdkit record --pure-vehicle2``: simcore's own rigid body, no PhysX actor
+layer), recorded at 60 Hz with 3 substeps into pvdkit's HDF5 format:
 
     golden_accelerate.h5   full throttle from rest (5 s)
     golden_brake.h5        full throttle for 3 s, then full brake (6 s)
@@ -77,14 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.check:
         for scenario, name in GOLDENS:
-            s = record(None, scenario, out=HERE / name)
+            s = record(None, scenario, out=HERE / name, physx=False)
             print(f"{name}: {s.frames} frames, {s.file_size / 1024:.0f} KB")
         return 0
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         for scenario, name in GOLDENS:
             fresh = Path(tmp) / name
-            record(None, scenario, out=fresh)
+            record(None, scenario, out=fresh, physx=False)
             diff = differences(HERE / name, fresh)
             print(f"{name}: {'OK' if not diff else 'DIFFERS'}")
             for line in diff:

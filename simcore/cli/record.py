@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +195,7 @@ def record(
     vehicles: int = 1,
     spacing: float = 4.0,
     vary: str | None = None,
-    physx: bool = False,
+    physx: bool | None = None,
 ) -> RecordSummary:
     """Simulate ``vehicle`` through ``scenario`` and record every param and state.
 
@@ -209,7 +209,10 @@ def record(
     :class:`~simcore.fleet.Fleet` (``vehicle_000`` … in the recording); ``vary``
     (``PARAM=LO:HI``) spreads one param linearly across them. ``physx``: run the PhysX actor layer
     (:func:`simcore.physx_actor.physx_setup`: the chassis as PhysX's rigid actor, constraint rows
-    solved once per step by the scene, Omni PhysX's substep rule and sticky-tire damping, sleep).
+    solved once per step by the scene, Omni PhysX's substep rule and sticky-tire damping, sleep);
+    None (default): on for Vehicle2 vehicles (presets, PhysX JSON) — what PhysX users see, a parked
+    car at rest — and off for the models that are not Vehicle2 (Stingray, motorcycle); False:
+    pure Vehicle2 (simcore's own rigid body, constraints solved every substep).
     """
     import math
 
@@ -235,6 +238,9 @@ def record(
         raise RecordError(f"--spacing must be a distance >= 0 (m), got {spacing!r}")
     fleet_run = vehicles > 1 or vary is not None
     if _is_motorcycle(vehicle):
+        if physx:
+            raise RecordError("--physx: the motorcycle model is not a Vehicle2 vehicle; it has no PhysX "
+                              "actor")
         if fleet_run:
             raise RecordError("--vehicles / --vary: the motorcycle model runs one vehicle at a time")
         return _record_motorcycle(vehicle, scenario, duration=duration, dt=dt, out=out,
@@ -246,13 +252,15 @@ def record(
     params, label = load_vehicle_params(vehicle)
     nb_substeps = int(substeps) if substeps is not None else DEFAULT_NB_SUBSTEPS
     context = None
-    if physx:
+    if physx and hasattr(params, "make_vehicle"):
+        raise RecordError("--physx: a Stingray description runs its own vehicle model; use a preset or "
+                          "a PhysX vehicle JSON")
+    if physx or (physx is None and not hasattr(params, "make_vehicle")):
         from simcore.physx_actor import physx_setup
 
-        if hasattr(params, "make_vehicle"):
-            raise RecordError("--physx: a Stingray description runs its own vehicle model; use a preset or "
-                              "a PhysX vehicle JSON")
         params, context = physx_setup(params)
+        if substeps is not None:  # an explicit count replaces Omni PhysX's speed rule
+            context = replace(context, substep_rule=None)
     if fleet_run:
         return _record_fleet(params, label, sc, vehicles, spacing, vary, duration=duration, dt=dt,
                              nb_substeps=nb_substeps, out=out, timestamps=timestamps, progress=progress,
@@ -443,9 +451,14 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="lateral distance between the copies, metres (default 4)")
     p.add_argument("--vary", default=None, metavar="PARAM=LO:HI",
                    help="spread one param linearly across the copies, e.g. rigid_body.mass=1500:2500")
-    p.add_argument("--physx", action="store_true",
-                   help="run the PhysX actor layer: the chassis as PhysX's rigid actor (constraints solved "
-                        "once per step, damping, sleep), Omni PhysX's substep rule (3 below 5 m/s, else 1)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--physx", dest="physx", action="store_const", const=True, default=None,
+                      help="the PhysX actor layer (the default for Vehicle2 vehicles): the chassis as "
+                           "PhysX's rigid actor (constraints solved once per step, damping, sleep), Omni "
+                           "PhysX's substep rule (3 below 5 m/s, else 1); recorded in PhysX's layout")
+    mode.add_argument("--pure-vehicle2", dest="physx", action="store_const", const=False,
+                      help="Vehicle2 alone: simcore's rigid body with the constraints solved every substep, "
+                           "a fixed substep count, no sleep (a parked car creeps: docs/simcore.md)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -848,7 +848,8 @@ class PvdRecorder:
                 p.write(self.writer, self.context)
             rec.states.fill()
             rec.states.write(self.writer)
-            self._write_back_velocities(rec.graph, [component.vehicle.states.rigid_body])
+            if self.physx_layout:
+                self._write_back_velocities(rec.graph, [component.vehicle.states.rigid_body])
             if rec.scene_states is not None:
                 self._scene_pending.append(rec)
         finally:
@@ -872,9 +873,10 @@ class PvdRecorder:
             rec.scene_params.write(self.writer, self.context)
             rec.states.fill()
             rec.states.write(self.writer)
-            rb = component.fleet.states.rigid_body
-            for i, graph in enumerate(rec.graphs):
-                self._write_back_velocities(graph, [_RowVelocities(rb, i)])
+            if self.physx_layout:
+                rb = component.fleet.states.rigid_body
+                for i, graph in enumerate(rec.graphs):
+                    self._write_back_velocities(graph, [_RowVelocities(rb, i)])
             if rec.scene_states is not None:
                 self._scene_pending.append(rec)
         finally:

@@ -44,7 +44,7 @@ def test_fresh_recording_equals_golden(scenario, tmp_path):
     golden = RECORDINGS / f"golden_{scenario}.h5"
     assert golden.is_file(), f"{golden} is missing: run python3 recordings/regenerate.py"
     fresh = tmp_path / f"fresh_{golden.name}"
-    summary = record(None, scenario, duration=PREFIX_SECONDS, out=fresh)
+    summary = record(None, scenario, duration=PREFIX_SECONDS, out=fresh, physx=False)
     res = compare_files(fresh, golden, frames=f"0:{summary.frames}", config=RECORDINGS / "tolerances.toml")
     assert res.objects_matched > 0
     assert res.equal, (f"{golden.name} no longer matches a fresh recording of scenario {scenario!r} "

@@ -32,7 +32,8 @@ DATA = Path(__file__).resolve().parents[2] / "simcore" / "data"
 @pytest.fixture(scope="module")
 def ovd(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("rec") / "slalom.ovd"
-    summary = record("sedan", "slalom", duration=STEPS * DT, out=path)
+    # Pure Vehicle2, as the Python API's Vehicle(params) it is compared with.
+    summary = record("sedan", "slalom", duration=STEPS * DT, out=path, physx=False)
     assert summary.path == path
     return path
 
@@ -48,7 +49,11 @@ def api_states():
 
 def test_summary_describes_the_file(ovd):
     s = record("sedan", "idle", duration=3 * DT, out=ovd.with_name("idle.ovd"))
-    assert (s.steps, s.frames, s.objects) == (3, 3, 112)
+    # The default: the PhysX actor layer, recorded in PhysX's layout (two frames per step; the
+    # chassis actor, PxPhysics and the PhysX links add 8 objects).
+    assert (s.steps, s.frames, s.objects) == (3, 6, 120)
+    pure = record("sedan", "idle", duration=3 * DT, out=ovd.with_name("idle_pure.ovd"), physx=False)
+    assert (pure.steps, pure.frames, pure.objects) == (3, 3, 112)
     assert s.file_size == s.path.stat().st_size > 10_000
     assert s.simulated_time == pytest.approx(3 * DT)
     assert s.wall_time > 0 and s.realtime_factor == pytest.approx(s.simulated_time / s.wall_time)
@@ -94,7 +99,7 @@ def test_ovd_to_h5_and_back_is_byte_identical(ovd, tmp_path):
 
 def test_recording_straight_into_h5_holds_the_ovd_bytes(ovd, tmp_path):
     h5 = tmp_path / "direct.h5"
-    record("sedan", "slalom", duration=STEPS * DT, out=h5)
+    record("sedan", "slalom", duration=STEPS * DT, out=h5, physx=False)
     back = tmp_path / "direct_back.ovd"
     convert(h5, back)
     assert back.read_bytes() == ovd.read_bytes()  # the simulation and the recording are deterministic
@@ -105,9 +110,9 @@ def test_cli_records_and_prints_a_summary(tmp_path, capsys):
     assert main(["record", "sedan", "--scenario", "brake", "--duration", str(2 * DT), "--substeps", "2",
                  "-o", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
-    assert f"-> {out}" in text and "frames:        2" in text
+    assert f"-> {out}" in text and "frames:        4" in text  # PhysX's layout: two frames per step
     rec = Recording.open(out)
-    assert len(rec.frames) == 2 and len(rec.objects_of_class("Vehicle")) == 1
+    assert len(rec.frames) == 4 and len(rec.objects_of_class("Vehicle")) == 1
 
 
 def test_cli_without_output_writes_into_recordings(tmp_path, monkeypatch, capsys):

@@ -19,7 +19,15 @@ def test_a_fleet_recording_holds_every_vehicle_by_name(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "vehicles:      3" in text and "µs per vehicle-step" in text
     rec = Recording.open(out)
-    names = sorted(o.name for o in rec.objects_of_class("Vehicle"))
+    # PhysX's layout (the default): the Vehicle objects are named "Vehicle", each chassis actor
+    # carries its vehicle's name.
+    assert [o.name for o in rec.objects_of_class("Vehicle")] == ["Vehicle"] * 3
+    names = sorted(o.state_at(1)["name"] for o in rec.objects_of_class("PxRigidDynamic"))
+    assert names == ["vehicle_000", "vehicle_001", "vehicle_002"]
+    pure = tmp_path / "pure.h5"
+    assert main(["record", "sedan", "--vehicles", "3", "--duration", str(2 * DT), "-o", str(pure), "--quiet",
+                 "--pure-vehicle2"]) == 0
+    names = sorted(o.name for o in Recording.open(pure).objects_of_class("Vehicle"))
     assert names == ["vehicle_000", "vehicle_001", "vehicle_002"]
 
 
