@@ -198,6 +198,27 @@ def _conj(q: np.ndarray) -> np.ndarray:
     return np.array([-q[0], -q[1], -q[2], q[3]])
 
 
+def _qrot_f32(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``PxQuat::rotate`` in float32, operation by operation."""
+    x, y, z, w = (np.float32(c) for c in q)
+    two = np.float32(2.0)
+    vx, vy, vz = two * np.float32(v[0]), two * np.float32(v[1]), two * np.float32(v[2])
+    w2 = w * w - np.float32(0.5)
+    dot2 = x * vx + y * vy + z * vz
+    return np.array([vx * w2 + (y * vz - z * vy) * w + x * dot2,
+                     vy * w2 + (z * vx - x * vz) * w + y * dot2,
+                     vz * w2 + (x * vy - y * vx) * w + z * dot2], dtype=np.float32)
+
+
+def _qmul_f32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``PxQuat::operator*`` in float32."""
+    ax, ay, az, aw = (np.float32(c) for c in a)
+    bx, by, bz, bw = (np.float32(c) for c in b)
+    return np.array([aw * bx + ax * bw + ay * bz - az * by, aw * by + ay * bw + az * bx - ax * bz,
+                     aw * bz + az * bw + ax * by - ay * bx, aw * bw - ax * bx - ay * by - az * bz],
+                    dtype=np.float32)
+
+
 def _axis(v: np.ndarray) -> np.ndarray | None:
     """The signed world axis ``v`` points along (within ~8 degrees), or None."""
     n = float(np.linalg.norm(v))
@@ -284,11 +305,16 @@ def _road(src: Source, frame: int) -> PlaneRoad:
                   if shape.handle in _handles(src.maybe(a, "shapes", frame))), None)
     if actor is None:
         raise src.error("scene", "PxRigidActor.shapes", "the actor holding the ground plane's shape")
-    ap = src.floats(actor, "globalPose", frame, "ground", 7)
-    sp = src.floats(shape, "localPose", frame, "ground", 7)
-    q = _qmul(ap[:4], sp[:4])
-    p = ap[4:] + _qrot(ap[:4], sp[4:])
-    normal = _qrot(q, np.array([1.0, 0.0, 0.0]))
+    ap = src.floats(actor, "globalPose", frame, "ground", 7).astype(np.float32)
+    sp = src.floats(shape, "localPose", frame, "ground", 7).astype(np.float32)
+    # In float32, as PhysX composes the shape's pose and rotates the plane's +x: a quaternion
+    # such as (0.7071068, 0.7071068, 0, 0) gives the normal (1.2e-7, 1.0000001, 0), a tilt that
+    # moves the ground by micrometres 18 m away — which the wheels of a car there feel.
+    q = _qmul_f32(ap[:4], sp[:4])
+    p = ap[4:] + _qrot_f32(ap[:4], sp[4:])
+    normal = _qrot_f32(q, np.array([1.0, 0.0, 0.0], dtype=np.float32)).astype(np.float64)
+    normal /= np.linalg.norm(normal)
+    p = p.astype(np.float64)
     materials = set(_handles(src.maybe(shape, "materials", frame)))
     pairs = [(src.maybe(m, "material", frame), src.maybe(m, "friction", frame))
              for m in _objects(src, "PhysXMaterialFriction")]

@@ -24,6 +24,7 @@ from simcore.drivetrain.engine_drive.functions import (
     tank_differential_state_update,
     tank_thrust_command_response,
 )
+from simcore.drivetrain.engine_drive.helpers import float32_timer_add
 from simcore.drivetrain.engine_drive.loader import read_engine_drivetrain_params
 from simcore.drivetrain.engine_drive.params import (
     FOUR_WHEEL_DIFFERENTIAL_MAXIMUM_STRENGTH,
@@ -194,10 +195,25 @@ def test_gear_shift_goes_through_neutral_for_switch_time() -> None:
     timeline = []
     for _ in range(5):
         gearbox_update(gb, 0.1, state, out=state)
-        timeline.append((state.current_gear, round(state.gear_switch_time, 9)))
+        timeline.append((state.current_gear, round(state.gear_switch_time, 6)))
     done = (3, NO_GEAR_SWITCH_PENDING)
     assert timeline == [(1, 0.0), (1, 0.1), (1, 0.2), done, done]
+    # The timer adds as Vehicle2's float32 PxReal does (so shifts land on PhysX's step).
+    assert state.gear_switch_time == NO_GEAR_SWITCH_PENDING
     assert clutch_strength(10.0, gb, 1) == 0.0  # nothing transmitted mid-shift
+
+
+def test_shift_timers_add_in_float32_as_physx() -> None:
+    """120 steps of PhysX's float32 1/60 s reach 1.9999988 s (PhysX's recorded
+    timeSinceLastShift), not 2.0000001 s as float64 would: the 2 s autobox latency is crossed one
+    step later, on PhysX's step."""
+    dt = float(np.float32(1 / 60))
+    t64, t32 = 0.0, 0.0
+    for _ in range(120):
+        t64 += dt
+        t32 = float32_timer_add(t32, dt)
+    assert t64 > 2.0 > t32
+    assert t32 == pytest.approx(1.9999988, abs=1e-7)
 
 
 def test_gear_command_ignores_current_and_invalid_gears() -> None:

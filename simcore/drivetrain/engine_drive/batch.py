@@ -56,6 +56,7 @@ from simcore.drivetrain.engine_drive.helpers import (
     _k_lu_solve_n,
     _k_normal_equations_n,
     _k_weighted_sum,
+    float32_timer_add,
 )
 from simcore.drivetrain.engine_drive.params import (
     MAX_NB_ENGINE_TORQUE_CURVE_ENTRIES,
@@ -265,7 +266,7 @@ def _k_command_response(resp_f, resp_i, ack, axis, lin_vel, quat, brakes, nb_bra
                 neutral = pi[v, PI_NEUTRAL_GEAR]
                 nb = pi[v, PI_NB_RATIOS]
                 if cur != tgt:
-                    autobox_time[v] += dt
+                    autobox_time[v] = float32_timer_add(autobox_time[v], dt)
                 elif cur <= neutral and neutral + 1 < nb:
                     command = neutral + 1
                     thr = 0.0
@@ -284,7 +285,7 @@ def _k_command_response(resp_f, resp_i, ack, axis, lin_vel, quat, brakes, nb_bra
                         autobox_time[v] = 0.0
                         autobox_active[v] = True
                 else:
-                    autobox_time[v] += dt
+                    autobox_time[v] = float32_timer_add(autobox_time[v], dt)
                 target = command
         elif target == AUTOMATIC_GEAR:
             target = tgt
@@ -594,7 +595,7 @@ def _k_drivetrain(pf, pi, wf, wi, dt, current_gear, gearbox_target, switch_time,
             if switch_time[v] == GEAR_SWITCH_INITIATED:
                 switch_time[v] = 0.0
             else:
-                switch_time[v] += dt
+                switch_time[v] = float32_timer_add(switch_time[v], dt)
             if switch_time[v] > pf[v, PF_SWITCH_TIME]:
                 cur = gearbox_target[v]
                 current_gear[v] = cur

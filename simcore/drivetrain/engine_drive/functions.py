@@ -27,6 +27,7 @@ import numpy as np
 from simcore.axle import AxleDescription
 from simcore.commands.states import AUTOMATIC_GEAR
 from simcore.drivetrain.engine_drive.helpers import (
+    float32_timer_add,
     gauss_seidel_solve,
     lu_decompose_full_pivot,
     lu_solve,
@@ -165,7 +166,7 @@ def autobox_update(
         throttle = 0.0
 
     if current != target:
-        out.time_since_last_shift += dt
+        out.time_since_last_shift = float32_timer_add(out.time_since_last_shift, dt)
         return AutoboxUpdate(command, throttle, out)
 
     neutral, nb = gearbox_params.neutral_gear, gearbox_params.nb_ratios
@@ -182,7 +183,7 @@ def autobox_update(
             command, throttle = current - 1, 0.0
             _autobox_shifted(out)
     else:
-        out.time_since_last_shift += dt
+        out.time_since_last_shift = float32_timer_add(out.time_since_last_shift, dt)
     return AutoboxUpdate(command, throttle, out)
 
 
@@ -207,7 +208,7 @@ def gearbox_update(gearbox_params: GearboxParams, dt: float, gearbox_state: Gear
         if out.gear_switch_time == GEAR_SWITCH_INITIATED:
             out.gear_switch_time = 0.0
         else:
-            out.gear_switch_time += dt
+            out.gear_switch_time = float32_timer_add(out.gear_switch_time, dt)
         if out.gear_switch_time > gearbox_params.switch_time:
             out.current_gear = out.target_gear
             out.gear_switch_time = NO_GEAR_SWITCH_PENDING

@@ -20,6 +20,16 @@ import numpy as np
 GAUSS_SEIDEL_TOLERANCE = 1e-20
 
 
+@numba.njit(cache=True, nogil=True)
+def float32_timer_add(timer: float, dt: float) -> float:
+    """``timer + dt`` as Vehicle2 adds them: both ``PxReal`` (float32). The autobox latency and
+    the gear switch time are crossed by a timer summed step after step; in float64 the 120 adds
+    of 1/60 s that reach PhysX's 1.9999988 s reach 2.0000001 s, so a shift would come one step
+    earlier than in PhysX. Rounding the sum to float32 (exact: one rounding of an exact float64
+    sum of two float32 values) keeps the shift on PhysX's step."""
+    return float(np.float32(np.float32(timer) + np.float32(dt)))
+
+
 class LUDecomposition(NamedTuple):
     """``P A Q = L U`` of a square matrix, from :func:`lu_decompose_full_pivot`.
 
