@@ -36,7 +36,9 @@ class RecordProcess:
     def __init__(self, out: Path, *extra: str, duration: float = 3000.0) -> None:
         self.out = out
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pvdkit", "record", "--duration", str(duration), "-o", str(out), *extra],
+            # Pure Vehicle2: one frame per step, so frames and steps can be compared one to one.
+            [sys.executable, "-m", "pvdkit", "record", "--pure-vehicle2", "--duration", str(duration), "-o",
+             str(out), *extra],
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
         )
