@@ -15,7 +15,7 @@ from pathlib import Path
 from pvdkit.outputs import require_input
 from pvdkit.terminal import ProgressBar
 from pvdkit.types import PvdError
-from simcore.replay.engine import MODES, build, replay
+from simcore.replay.engine import MODES, build, replay, with_scene_overrides
 from simcore.replay.recorded import RecordingError, vehicles_from_recording
 from simcore.replay.report import DEFAULT_TOLERANCE, build_report
 
@@ -40,6 +40,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "repeatable")
     p.add_argument("--from", dest="from_step", type=int, default=0, metavar="STEP",
                    help="start at this recorded step (default 0)")
+    p.add_argument("--gravity", default=None, metavar="X,Y,Z",
+                   help="replace the recorded gravity (PxScene.gravity), a world vector in m/s^2")
+    p.add_argument("--friction", type=float, default=None, metavar="MU",
+                   help="replace the recorded ground friction (PhysXMaterialFriction)")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="REL",
                    help=f"relative RMS error allowed per quantity (default {DEFAULT_TOLERANCE:g})")
     p.add_argument("--report", default=None, metavar="REPORT.json", help="write the report as JSON")
@@ -60,6 +64,14 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         run_data = vehicles_from_recording(path, args.vehicle)
+        gravity = None
+        if args.gravity is not None:
+            try:
+                gravity = [float(x) for x in args.gravity.split(",")]
+            except ValueError:
+                raise PvdError(f"replay: --gravity must be three numbers X,Y,Z, got {args.gravity!r}") \
+                    from None
+        run_data = with_scene_overrides(run_data, gravity, args.friction)
         vehicles = build(run_data, args.vehicle)
         steps = run_data.scene.nb_steps - args.from_step
         bar = None if args.quiet else ProgressBar(width=30, unit="steps", min_interval=0.1)

@@ -98,6 +98,24 @@ class RecordedResponses(Component):
         return True
 
 
+def with_scene_overrides(run: RecordedRun, gravity: Sequence[float] | None = None,
+                         friction: float | None = None) -> RecordedRun:
+    """``run`` with the recorded gravity (a world vector) or ground friction replaced: to ask
+    what PhysX's vehicles would have done on another surface or planet."""
+    scene = run.scene
+    if gravity is not None:
+        g = np.asarray(gravity, dtype=np.float64)
+        if g.shape != (3,) or not np.isfinite(g).all():
+            raise RecordingError(f"replay: --gravity must be three finite numbers X,Y,Z, got {gravity!r}")
+        scene = replace(scene, gravity=g)
+    if friction is not None:
+        if not (np.isfinite(friction) and friction >= 0.0):
+            raise RecordingError(f"replay: --friction must be a finite number >= 0, got {friction!r}")
+        road = scene.road
+        scene = replace(scene, road=type(road)(road.normal, road.d, friction=float(friction)))
+    return replace(run, scene=scene)
+
+
 def build(run: RecordedRun, names: Sequence[str] | None = None) -> list[ReplayVehicle]:
     """A simcore vehicle (a fleet of one, named as recorded) for each recorded vehicle."""
     chosen = run.vehicles if names is None else [run.vehicle(n) for n in names]

@@ -82,6 +82,33 @@ def test_free_body_moves_with_its_velocity(sedan) -> None:
     np.testing.assert_allclose(quat, [0, 0, np.sin(0.25 * dt), np.cos(0.25 * dt)], atol=1e-12)
 
 
+def test_acceleration_mode_spreads_the_change_over_the_position_iterations(sedan) -> None:
+    """APPLY_ACCELERATION hands the actor (v_end - v_start) / dt, which TGS adds one sub-step at a
+    time: the end velocity is the same, the pose moves by the sub-step velocities' mean."""
+    from simcore.physx_actor import PhysXActorUpdateMode
+
+    n, dt = 16, 1 / 60
+    a = PhysXActorParams(angular_damping=0.0, gyroscopic=False, position_iterations=n,
+                         update_mode=PhysXActorUpdateMode.APPLY_ACCELERATION)
+    v0, v1 = np.array([1.0, 0.0, 0.0]), np.array([3.0, 0.0, 0.0])
+    pos, _, lin, _ = _step(a, sedan, (v0, np.zeros(3)), (v1, np.zeros(3)), dt=dt)
+    np.testing.assert_allclose(lin, v1, rtol=1e-12)
+    h = dt / n
+    expected = sum(v0[0] + (v1[0] - v0[0]) / dt * h * k for k in range(1, n + 1)) * h
+    assert pos[0] == pytest.approx(expected, rel=1e-12)
+    velocity_mode = PhysXActorParams(angular_damping=0.0, gyroscopic=False, position_iterations=n)
+    pos_v, _, _, _ = _step(velocity_mode, sedan, (v0, np.zeros(3)), (v1, np.zeros(3)), dt=dt)
+    assert pos_v[0] == pytest.approx(v1[0] * dt) and pos[0] < pos_v[0]
+
+
+def test_speed_clamps(sedan) -> None:
+    a = PhysXActorParams(angular_damping=0.0, gyroscopic=False, max_angular_velocity=5.0,
+                         max_linear_velocity=10.0)
+    _, _, lin, ang = _step(a, sedan, (np.zeros(3), np.zeros(3)), ([30.0, 40.0, 0.0], [0.0, 20.0, 0.0]))
+    np.testing.assert_allclose(lin, [6.0, 8.0, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(ang, [0.0, 5.0, 0.0], rtol=1e-12)
+
+
 def test_angular_damping_is_physx_explicit_factor(sedan) -> None:
     a = PhysXActorParams(angular_damping=0.05, gyroscopic=False)
     _, _, _, ang = _step(a, sedan, (np.zeros(3), np.zeros(3)), (np.zeros(3), [0.0, 2.0, 0.0]))

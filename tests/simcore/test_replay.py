@@ -216,3 +216,19 @@ def _shifted(rv, dy: float):
     pose = rv.initial_pose.copy()
     pose[5] += dy
     return replace(rv, initial_pose=pose)
+
+
+def test_scene_overrides_change_the_replay_and_bad_ones_are_one_line(tmp_path) -> None:
+    """--friction / --gravity replace what the recording says: PhysX's vehicles on ice part from
+    the recording (exit 1); a malformed value is one line (exit 2)."""
+    ice = _cli(str(DEV_DRIVE), "--vehicle", "Standard", "--friction", "0.1", "--quiet",
+               "--report", str(tmp_path / "ice.json"))
+    assert ice.returncode == 1
+    q = json.loads((tmp_path / "ice.json").read_text())["vehicles"]["/World/Standard"]["quantities"]
+    assert q["wheel_speed"]["relative"] > 0.05
+    moon = _cli(str(DEV_DRIVE), "--vehicle", "Standard", "--gravity", "0,-1.62,0", "--quiet")
+    assert moon.returncode == 1
+    bad = _cli(str(DEV_DRIVE), "--gravity", "0,down,0", "--quiet")
+    assert bad.returncode == 2 and "--gravity" in bad.stderr and "Traceback" not in bad.stderr
+    bad = _cli(str(DEV_DRIVE), "--friction", "-1", "--quiet")
+    assert bad.returncode == 2 and "--friction" in bad.stderr and "Traceback" not in bad.stderr
