@@ -547,22 +547,8 @@ class _FleetRecord:
     states: FleetStateBlock
     scene_params: _FleetParams
     scene_states: FleetStateBlock | None
-
-
-@dataclass
-class _RowVelocities:
-    """Vehicle ``i``'s rigid body velocities in a fleet's batch."""
-
-    batch: Any
-    i: int
-
-    @property
-    def linear_velocity(self) -> np.ndarray:
-        return self.batch.linear_velocity[self.i]
-
-    @property
-    def angular_velocity(self) -> np.ndarray:
-        return self.batch.angular_velocity[self.i]
+    #: The PhysX layout's velocity hand-over block (made on first use; False: no actors).
+    write_back: Any = None
 
 
 def _has_actor(subject: Any) -> bool:
@@ -823,6 +809,25 @@ class PvdRecorder:
             for attr, value in ((lin, body.linear_velocity), (ang, body.angular_velocity)):
                 self.writer.set_attribute(self.context, h, attr, np.asarray(value, dtype=np.float32))
 
+    def _write_back_fleet(self, rec: _FleetRecord, fleet: Any) -> None:
+        """:meth:`_write_back_velocities` for every member at once: one prepared block (two
+        columns over the members' actors), one array assignment each per frame."""
+        if rec.write_back is None:
+            actors = [int(g.handles[0]) for graph in rec.graphs for g in graph.get("PxRigidDynamic")]
+            if len(actors) != len(rec.graphs):
+                rec.write_back = False
+                return
+            decl = self.schema["PxRigidBody"]
+            rec.write_back = self.writer.prepare_attributes(self.context, [
+                PreparedColumn(np.asarray(actors, dtype=np.uint64), self.handles.attr(decl, name))
+                for name in ("linearVelocity", "angularVelocity")])
+        if rec.write_back is False:
+            return
+        rb = fleet.states.rigid_body
+        rec.write_back.views[0][...] = rb.linear_velocity
+        rec.write_back.views[1][...] = rb.angular_velocity
+        self.writer.write_prepared(rec.write_back)
+
     def _check_open(self) -> None:
         if self._closed:
             raise PvdError("PvdRecorder: recording after close()")
@@ -874,9 +879,7 @@ class PvdRecorder:
             rec.states.fill()
             rec.states.write(self.writer)
             if self.physx_layout:
-                rb = component.fleet.states.rigid_body
-                for i, graph in enumerate(rec.graphs):
-                    self._write_back_velocities(graph, [_RowVelocities(rb, i)])
+                self._write_back_fleet(rec, component.fleet)
             if rec.scene_states is not None:
                 self._scene_pending.append(rec)
         finally:

@@ -271,3 +271,21 @@ def test_actor_order_follows_the_compared_scene(tmp_path: Path) -> None:
     (physics,) = r.objects_of_class("PxPhysics")
     names = [r.resolve(h, 1).state_at(1)["name"] for h in physics.state_at(1)["rigidDynamics"]]
     assert names == ["/World/C", "/World/A", "/World/B"]
+
+
+def test_fleet_hands_each_member_s_velocity_to_its_actor_in_the_vehicle_frame(tmp_path: Path) -> None:
+    p = _params()
+    names = ["/World/A", "/World/B"]
+    fleet = simcore.Fleet([p, p], context=_context(p), names=names)
+    path = tmp_path / "handover.ovd"
+    with PvdRecorder(OmniPvdWriter(OvdFileStream(str(path)))) as rec:
+        rec.attach_fleet(fleet)
+        fleet.place_on_road(speed=np.array([3.0, 7.0]))
+        for _ in range(3):
+            fleet.step(DT)
+        before = fleet.states.rigid_body.linear_velocity.copy()
+    r = Recording.open(path)
+    actors = {o.state_at(1)["name"]: o for o in r.objects_of_class("PxRigidDynamic")}
+    for k, name in enumerate(names):
+        handed = actors[name].state_at(4)["linearVelocity"]  # frame 2i of the last step
+        np.testing.assert_allclose(handed, before[k], rtol=1e-6, atol=1e-6)
