@@ -254,6 +254,42 @@ class ComponentSequence:
                 return False
         return True
 
+    def update_split(self, dt: float, context: SimulationContext, group: int,
+                     run_group: Callable[[Callable[[int], bool]], bool]) -> bool:
+        """Like :meth:`update`, but the top-level substep group ``group`` is run by
+        ``run_group(run)``, where ``run(n)`` runs the group's components ``n`` times with ``dt / n``
+        (and returns False if one aborted). Why: a batch whose vehicles need different substep
+        counts runs that group once per count while everything else runs once."""
+        if self._active != 0:
+            raise ValueError(
+                "ComponentSequence.update: a substep group is still open; call end_substep_group() first"
+            )
+        if not dt > 0.0:
+            raise ValueError(f"ComponentSequence.update: the time step must be positive, got {dt!r}")
+        dt = float(dt)
+
+        def run(n: int) -> bool:
+            saved = self._groups[group].nb_steps
+            self._groups[group].nb_steps = int(n)
+            try:
+                for update, divisor in self._flatten(group, 1):
+                    if not update(dt / divisor, context):
+                        return False
+                return True
+            finally:
+                self._groups[group].nb_steps = saved
+
+        for kind, idx in self._groups[0].elements:
+            if kind == "group" and idx == group:
+                if not run_group(run):
+                    return False
+                continue
+            plan = [(self._components[idx].update, 1)] if kind == "component" else self._flatten(idx, 1)
+            for update, divisor in plan:
+                if not update(dt / divisor, context):
+                    return False
+        return True
+
     def _flatten(self, g: int, parent_mult: int) -> _Plan:
         """Group ``g`` unrolled: each component's update as often as it runs, with its dt divisor
         (the product of the enclosing substep counts, so ``dt / divisor`` is the group's sub-step)."""

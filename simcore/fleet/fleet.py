@@ -400,9 +400,9 @@ def update_sequence(sequence: ComponentSequence, states: FleetStates, context: S
                     dt: float) -> bool:
     """``sequence.update(dt, context)`` over a batch, with the context's substep rule when it has
     one: each vehicle takes the substep count its forward speed asks for (the rigid body state's, at
-    the start of the step). When the batch's vehicles want different counts the sequence runs once
-    per count, every other vehicle's rows put back afterwards, so each vehicle steps exactly as it
-    would alone."""
+    the start of the step). When the batch's vehicles want different counts the substep group runs
+    once per count, every other vehicle's rows put back afterwards, so each vehicle steps exactly
+    as it would alone; the components outside the group (the recorder among them) run once."""
     rule = context.substep_rule
     if rule is None or sequence.nb_groups < 2:
         return sequence.update(dt, context)
@@ -415,14 +415,17 @@ def update_sequence(sequence: ComponentSequence, states: FleetStates, context: S
     if len(wanted) == 1:
         sequence.set_substeps(1, int(wanted[0]))
         return sequence.update(dt, context)
-    ok = True
-    for n in wanted:
-        others = np.flatnonzero(counts != n)
-        saved = states.save_rows(others)
-        sequence.set_substeps(1, int(n))
-        ok = sequence.update(dt, context) and ok
-        states.restore_rows(others, saved)
-    return ok
+
+    def passes(run: Callable[[int], bool]) -> bool:
+        ok = True
+        for n in wanted:
+            others = np.flatnonzero(counts != n)
+            saved = states.save_rows(others)
+            ok = run(int(n)) and ok
+            states.restore_rows(others, saved)
+        return ok
+
+    return sequence.update_split(dt, context, 1, passes)
 
 
 class Scene:

@@ -143,3 +143,21 @@ def test_replace_keeps_position_and_group() -> None:
     with pytest.raises(KeyError, match="nope"):
         seq.replace("nope", new)
     assert "substep group x2" in seq.describe()
+
+
+def test_update_split_runs_the_group_per_pass_and_the_rest_once() -> None:
+    """What a batch with mixed substep counts uses: the group runs once per requested count (with
+    dt / n), the components around it (a recorder among them) once."""
+    log: list[tuple[str, float]] = []
+    seq = ComponentSequence()
+    seq.add(Recorder(log, "before"))
+    group = seq.begin_substep_group(3)
+    seq.add(Recorder(log, "inner"))
+    seq.end_substep_group()
+    seq.add(Recorder(log, "after"))
+    assert seq.update_split(0.6, CTX, group, lambda run: run(1) and run(2)) is True
+    assert log == [("before", 0.6), ("inner", 0.6), ("inner", 0.3), ("inner", 0.3), ("after", 0.6)]
+    assert seq.get_substeps(group) == 3  # the group's own count is left as it was
+    log.clear()
+    assert seq.update_split(0.6, CTX, group, lambda run: False) is False
+    assert log == [("before", 0.6)]
