@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numba
 import numpy as np
 
 from simcore.component import Component, ComponentSequence
@@ -30,6 +31,7 @@ from simcore.limits import (
     MAX_WHEEL_SPEED,
     check_vehicle_states,
 )
+from simcore.maths import qrot
 from simcore.road.geometry import PlaneRoad, RoadGeometry
 from simcore.vehicle import (
     DEFAULT_NB_SUBSTEPS,
@@ -396,6 +398,21 @@ def build_batch_sequence(fleet: Any, nb_substeps: int = DEFAULT_NB_SUBSTEPS) -> 
     return seq
 
 
+@numba.njit(cache=True, nogil=True)
+def _k_substep_counts(quat, lin, lx, ly, lz, threshold, low, high, counts):  # pragma: no cover - compiled
+    """:meth:`~simcore.physx_actor.SubstepRule.substeps` for every vehicle (forward speed = the
+    velocity along the body's forward axis); True when every vehicle wants the same count (one
+    call: for a vehicle alone the rule must not cost more than the step it sizes)."""
+    for v in range(quat.shape[0]):
+        fx, fy, fz = qrot(quat[v, 0], quat[v, 1], quat[v, 2], quat[v, 3], lx, ly, lz)
+        speed = lin[v, 0] * fx + lin[v, 1] * fy + lin[v, 2] * fz
+        counts[v] = low if abs(speed) < threshold else high
+    for v in range(1, quat.shape[0]):
+        if counts[v] != counts[0]:
+            return False
+    return True
+
+
 def update_sequence(sequence: ComponentSequence, states: FleetStates, context: SimulationContext,
                     dt: float) -> bool:
     """``sequence.update(dt, context)`` over a batch, with the context's substep rule when it has
@@ -406,15 +423,16 @@ def update_sequence(sequence: ComponentSequence, states: FleetStates, context: S
     rule = context.substep_rule
     if rule is None or sequence.nb_groups < 2:
         return sequence.update(dt, context)
-    from simcore.maths import quat_rotate
-
     rb = states.rigid_body
-    fwd = quat_rotate(rb.quat, np.broadcast_to(context.frame.lng, rb.pos.shape))
-    counts = rule.substeps(np.einsum("ij,ij->i", rb.linear_velocity, fwd))
-    wanted = np.unique(counts)
-    if len(wanted) == 1:
-        sequence.set_substeps(1, int(wanted[0]))
+    counts = np.empty(len(rb.pos), dtype=np.int64)
+    lng = context.frame.lng
+    uniform = _k_substep_counts(rb.quat, rb.linear_velocity, float(lng[0]), float(lng[1]), float(lng[2]),
+                                rule.threshold_forward_speed, rule.low_forward_speed_substeps,
+                                rule.high_forward_speed_substeps, counts)
+    if uniform:
+        sequence.set_substeps(1, int(counts[0]))
         return sequence.update(dt, context)
+    wanted = np.unique(counts)
 
     def passes(run: Callable[[int], bool]) -> bool:
         ok = True
