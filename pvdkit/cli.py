@@ -182,8 +182,9 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pvdkit`` with ``argv`` (default: the process arguments); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:  # a bare ``pvdkit``: what it can do, rather than "COMMAND is required"
-        build_parser(None).print_help()
+    if not argv:  # a bare ``pvdkit``: what it can do, rather than "COMMAND is required" — on
+        # stderr with status 2, as argparse reports a missing argument (``--help`` is stdout, 0)
+        build_parser(None).print_help(sys.stderr)
         return 2
     selected = next((a for a in argv if not a.startswith("-")), None)
     if selected is not None and any(a in ("-h", "--help") for a in argv[: argv.index(selected)]):
@@ -256,7 +257,10 @@ def _info_configure(p: argparse.ArgumentParser) -> None:
 
 
 def info_dict(path: str, top: int = 10) -> dict[str, Any]:
-    """What ``pvdkit info --json`` prints: version, sizes, command counts, top classes."""
+    """What ``pvdkit info --json`` prints: version, sizes, command counts, top classes, the time
+    base (duration, steps, rates) and the vehicles (name, drivetrain kind, wheel count)."""
+    from pvdkit.names import find_vehicles
+
     with _open(path) as rec:
         counts = rec.counts()
         per_class: dict[str, int] = {}
@@ -282,7 +286,47 @@ def info_dict(path: str, top: int = 10) -> dict[str, Any]:
             "error": rec.error,
             "complete": rec.incomplete is None,
             "incomplete": rec.incomplete,
+            "time": _time_dict(rec),
+            "vehicles": [
+                {"name": v.name, "kind": v.kind, "wheels": v.nb_wheels, "handle": v.obj.handle}
+                for v in find_vehicles(rec)
+            ],
         }
+
+
+def _time_dict(rec: Any) -> dict[str, Any]:
+    """``info``'s time section: where seconds come from (``source`` "" = unknown), what the
+    timestamps count, simulated duration, steps, step length and rates."""
+    tb = rec.time_base
+    return {
+        "source": tb.source,
+        "timestamps": tb.timestamps,
+        "duration_s": tb.duration,
+        "steps": tb.steps,
+        "step_s": tb.step_dt,
+        "frames_per_step": tb.frames_per_step,
+        "step_rate_hz": tb.step_rate,
+        "frame_rate_hz": tb.frame_rate,
+        "description": tb.description,
+    }
+
+
+#: Vehicles ``pvdkit info`` lists as text (``--json`` lists all).
+MAX_INFO_VEHICLES = 20
+
+
+def _time_line(t: dict[str, Any]) -> str:
+    """``time: 8.000 s simulated, 480 steps of 16.667 ms (60 Hz), 2 frames per step (120 frames/s) …``"""
+    if t["duration_s"] is None:
+        return f"time: unknown — {t['description']}"
+    parts = [f"time: {t['duration_s']:.3f} s simulated"]
+    if t["step_s"]:
+        parts.append(f"{t['steps']:,} steps of {t['step_s'] * 1e3:.3f} ms ({t['step_rate_hz']:.4g} Hz)")
+    if t["frames_per_step"]:
+        per = t["frames_per_step"]
+        rate = f" ({t['frame_rate_hz']:.4g} frames/s)" if t["frame_rate_hz"] else ""
+        parts.append(f"{per} frame{'s' if per != 1 else ''} per step{rate}")
+    return ", ".join(parts) + f"\n  {t['description']}"
 
 
 def _is_h5(path: str) -> bool:
@@ -311,6 +355,18 @@ def _info_run(args: argparse.Namespace) -> int:
         out.write(f"  incomplete: {d['incomplete']}; it holds the frames written before\n")
     elif d["error"]:
         out.write(f"  damaged: {d['error']}\n")
+    out.write(f"  {_time_line(d['time'])}\n")
+    vehicles = d["vehicles"]
+    if vehicles:
+        out.write(f"vehicles ({len(vehicles)}):\n")
+        shown = vehicles[:MAX_INFO_VEHICLES]
+        w = max(len(_printable(v["name"])) for v in shown)
+        kw = max(len(v["kind"]) for v in shown)
+        for v in shown:
+            wheels = f"{v['wheels']} wheel{'s' if v['wheels'] != 1 else ''}"
+            out.write(f"  {_printable(v['name']):<{w}}  {v['kind']:<{kw}}  {wheels}\n")
+        if len(vehicles) > len(shown):
+            out.write(f"  … and {len(vehicles) - len(shown):,} more (--json lists them all)\n")
     out.write("commands:\n")
     width = max(len(k) for k in d["commands"])
     for k, v in d["commands"].items():
@@ -499,29 +555,35 @@ def _series_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="an .ovd or .h5 recording")
     p.add_argument(
         "attribute",
-        metavar="CLASS.ATTRIBUTE",
-        help="class name and attribute path, e.g. WheelRigidBodyState.correctedRotationSpeed",
+        metavar="CLASS.ATTRIBUTE[ELEMENT]",
+        help="class name and attribute path, e.g. WheelRigidBodyState.correctedRotationSpeed; an element "
+        "of a vector in brackets: TireForce.lngForce[z], TireForce.lngForce[2], TireForce.lngForce[norm]",
     )
     p.add_argument(
-        "--object", metavar="NAME_OR_HANDLE", help="only this object (name, or handle in decimal or 0x…)"
+        "--object",
+        metavar="OBJECT",
+        help="only this object, or the objects of this vehicle or wheel: a path or name as series prints "
+        "them (/World/Basic, '/World/Basic/wheel 1', TireForce2), a `pvdkit diff` label, or a handle "
+        "(decimal or 0x…); a name several objects share is an error that lists their paths",
     )
     p.add_argument("--csv", action="store_true", help="comma-separated values with a header row")
 
 
+#: The columns of ``pvdkit series`` before the values.
+SERIES_COLUMNS = ["frame", "time [s]", "timestamp", "handle", "name", "path"]
+
+
 def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str], list[list[Any]]]:
-    """Header and rows of ``pvdkit series``: frame, time, object, then one column per element."""
+    """Header and rows of ``pvdkit series``: :data:`SERIES_COLUMNS` (frame, simulated seconds or
+    None when the recording's time base is unknown, the frame's raw timestamp, the object's
+    handle, name and path), then one column per element (headers carry units,
+    ``correctedRotationSpeed [rad/s]``), or just the selected element."""
+    from pvdkit.names import names_of, split_element
+    from pvdkit.units import unit_label, unit_of
+
     with _open(path) as rec:
-        cls, attr = _split_spec(rec, spec)
-        if obj is not None:
-            o = rec.find_object(obj)
-            if o.cls is None or not o.cls.is_a(cls):
-                raise PvdError(
-                    f"{path}: object {obj!r} is a {o.cls.name if o.cls else 'never-created object'}, "
-                    f"not a {cls.name}"
-                )
-            objects = [o]
-        else:
-            objects = rec.objects_of_class(cls)
+        base, element = split_element(spec)
+        cls, attr = _split_spec(rec, base)
         chain = cls.paths.get(attr)
         if chain is None:
             known = ", ".join(sorted(cls.paths)[:15])
@@ -529,40 +591,72 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
                 f"{path}: class {cls.name} has no attribute {attr!r} (it has: {known}"
                 f"{' …' if len(cls.paths) > 15 else ''})"
             )
+        names = names_of(rec)
+        objects = names.resolve(obj, cls) if obj is not None else rec.objects_of_class(cls)
         leaf = chain[-1]
-        frames_t = rec.frames
+        is_list = leaf.kind == "unique_list"
+        if is_list and element is not None:
+            raise PvdError(f"{path}: {cls.name}.{attr} is a unique list; it has no elements to select")
+        unit = unit_of(leaf.owner, leaf.name) or unit_of(cls, attr)
         rows: list[tuple[int, int, list[Any]]] = []
         width = 0
-        is_list = leaf.kind == "unique_list"
         for k, o in enumerate(objects):
             s = rec.series(o, attr)
             if not len(s):
                 continue
+            who = [o.handle, o.name, names.path(o)]
             if is_list:
                 items = s.items
                 for i in range(len(s)):
                     it = items[i]
                     it = it.item() if isinstance(it, np.generic) else it
-                    rows.append((int(s.frames[i]), k, [o.handle, "add" if s.added[i] else "remove", it]))
+                    rows.append((int(s.frames[i]), k, [*who, "add" if s.added[i] else "remove", it]))
                 continue
             vals = s.values
             for i in range(len(s)):
-                v = vals[i]
-                cells = _cells(v)
+                cells = _cells(vals[i])
                 width = max(width, len(cells))
-                rows.append((int(s.frames[i]), k, [o.handle, *cells]))
+                rows.append((int(s.frames[i]), k, [*who, *cells]))
         rows.sort(key=lambda r: (r[0], r[1]))
         if is_list:
-            header = ["frame", "time", "object", "op", attr]
-        elif width <= 1 and (leaf.count <= 1):
-            header = ["frame", "time", "object", attr]
+            header = [*SERIES_COLUMNS, "op", attr]
+        elif element is not None:
+            header = [*SERIES_COLUMNS, unit_label(_element_title(attr, element, width), unit)]
+            for _, _, cells in rows:
+                cells[3:] = [_element(cells[3:], element, f"{path}: {cls.name}.{attr}", width)]
+        elif width <= 1 and leaf.count <= 1:
+            header = [*SERIES_COLUMNS, unit_label(attr, unit)]
         else:
-            header = ["frame", "time", "object", *(f"{attr}[{j}]" for j in range(width))]
+            header = [*SERIES_COLUMNS, *(unit_label(f"{attr}[{j}]", unit) for j in range(width))]
+        tb = rec.time_base
+        frames_t = rec.frames
         out = []
         for f, _, cells in rows:
             t = int(frames_t.start[f]) if 0 <= f < len(frames_t) else None
-            out.append([f, t, *cells])
+            out.append([f, tb.seconds_of(f) if tb.known else None, t, *cells])
         return header, out
+
+
+def _element_title(attr: str, element: int | str, width: int) -> str:
+    """``lngForce[z]`` (x/y/z/w for vectors of up to 4 elements), ``rest[5]``, ``|lngForce|``."""
+    if element == "norm":  # pvdkit.names.NORM
+        return f"|{attr}|"
+    i = int(element)
+    return f"{attr}[{'xyzw'[i]}]" if width <= 4 and i < 4 else f"{attr}[{i}]"
+
+
+def _element(cells: list[Any], element: int | str, what: str, width: int) -> Any:
+    """The selected element of one sample (None where a shorter sample lacks it); the norm of
+    a numeric vector. :class:`PvdError` for an element no sample has, or the norm of non-numbers."""
+    if element == "norm":  # pvdkit.names.NORM
+        if not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cells):
+            raise PvdError(f"{what} is not numeric; it has no norm")
+        return float(np.sqrt(sum(float(c) * float(c) for c in cells)))
+    i = int(element)
+    if i >= max(width, 1):
+        raise PvdError(f"{what} has {max(width, 1)} element{'s' if width > 1 else ''}; "
+                       f"element {i} is out of range")
+    return cells[i] if i < len(cells) else None
 
 
 def _cells(v: Any) -> list[Any]:
@@ -613,7 +707,9 @@ def _printable(text: str) -> str:
 
 
 def _text_cell(c: Any, col: int) -> str:
-    if col == 2 and isinstance(c, int):
+    if col == 1 and isinstance(c, float):  # seconds: microseconds resolve PhysX's and simcore's steps
+        return f"{c:.6f}"
+    if col == 3 and isinstance(c, int):  # the handle
         return hex(c)
     if isinstance(c, float):
         return f"{c:.9g}"

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -78,6 +78,7 @@ __all__ = [
     "Recording",
     "RecordingData",
     "Series",
+    "TimeBase",
 ]
 
 #: Most class attributes one attribute path of :attr:`Class.paths` goes through (deeper nesting
@@ -406,12 +407,13 @@ class Frames:
     False for a frame that was never closed (``stop`` is then 0).
     """
 
-    def __init__(self, table: FrameTable) -> None:
+    def __init__(self, table: FrameTable, time_base: Callable[[], TimeBase] | None = None) -> None:
         self.context = table.context
         self.start = table.start
         self.stop = table.stop
         self.stopped = table.stopped
         self.command = table.command
+        self._time_base = time_base
 
     def __len__(self) -> int:
         return len(self.start)
@@ -435,6 +437,134 @@ class Frames:
         f = np.asarray(frames)
         t = np.where(f >= 0, self.start[np.clip(f, 0, max(len(self) - 1, 0))] if len(self) else 0, 0)
         return int(t) if np.ndim(frames) == 0 else t.astype(np.uint64)
+
+    def seconds(self, frames: np.ndarray | int) -> np.ndarray | float:
+        """Simulated seconds of frame numbers (see :class:`TimeBase`; frame -1 maps to 0.0);
+        :class:`PvdError` for a recording whose time base is unknown."""
+        if self._time_base is None:
+            raise PvdError("these frames belong to no recording: no time base")
+        return self._time_base().seconds_of(frames)
+
+
+#: Where a recording says how long its steps are, in the order tried: PhysX's scene writes the
+#: step's dt as ``PxScene.elapsedTime`` (in the second of its two frames per step); simcore writes
+#: the simulated time at the end of each step as ``Simulation.time``.
+TIME_SOURCES = (("PxScene", "elapsedTime"), ("Simulation", "time"))
+
+
+@dataclass(frozen=True, eq=False)
+class TimeBase:
+    """How a recording's frames map to simulated seconds.
+
+    Why: frame timestamps are the producer's numbers — PhysX counts frames (two per simulation
+    step), simcore writes nanoseconds or, on request, PhysX's counter — so a timestamp alone
+    says nothing about seconds. The step length is recorded elsewhere, and that is what this
+    reads (:data:`TIME_SOURCES`):
+
+    * ``source == "PxScene.elapsedTime"`` (a PhysX recording): each sample is one step's dt, written
+      in the step's last frame; the frames of step *k* (after the previous sample, up to this
+      one) map to the end of that step, ``sum(dt[0..k])``.
+    * ``source == "Simulation.time"`` (simcore): the time at the end of each step, held until the
+      next sample (with PhysX's layout the step's second frame keeps the step's time).
+    * ``source == ""``: unknown; :attr:`seconds` is None and :meth:`seconds_of` raises.
+
+    Frame -1 (commands before the first frame) maps to 0.0 s; frames after the last sample keep
+    the last time. ``timestamps`` tells what ``Frames.start`` counts: ``"ns"``, ``"frame
+    counter"`` (1, 2, 3 …) or ``"unknown"``. ``step_dt`` is the median step (s), ``steps`` the
+    steps recorded, ``frames_per_step`` 2 in PhysX's layout and 1 otherwise.
+    """
+
+    source: str
+    timestamps: str
+    seconds: np.ndarray | None
+    step_dt: float | None = None
+    steps: int = 0
+    frames_per_step: int | None = None
+
+    @property
+    def known(self) -> bool:
+        """True when frames map to seconds."""
+        return self.seconds is not None
+
+    @property
+    def duration(self) -> float | None:
+        """Simulated seconds from the start to the end of the last recorded step (None if unknown)."""
+        if self.seconds is None:
+            return None
+        return float(self.seconds[-1]) if len(self.seconds) else 0.0
+
+    @property
+    def step_rate(self) -> float | None:
+        """Simulation steps per simulated second (Hz), from the median step."""
+        return 1.0 / self.step_dt if self.step_dt else None
+
+    @property
+    def frame_rate(self) -> float | None:
+        """Recorded frames per simulated second (Hz): the step rate × frames per step."""
+        rate = self.step_rate
+        return rate * self.frames_per_step if rate is not None and self.frames_per_step else None
+
+    @property
+    def description(self) -> str:
+        """One line for people: where the seconds come from, or why there are none."""
+        if self.seconds is None:
+            return (f"frame timestamps: {self.timestamps} (the producer's numbers); the recording has no "
+                    "PxScene.elapsedTime or Simulation.time that maps them to seconds")
+        return f"seconds from {self.source}; frame timestamps: {self.timestamps}"
+
+    def seconds_of(self, frames: np.ndarray | int) -> np.ndarray | float:
+        """Seconds of frame numbers (an int gives a float); :class:`PvdError` if unknown."""
+        if self.seconds is None:
+            raise PvdError(f"no time in seconds: {self.description}")
+        f = np.asarray(frames, np.int64)
+        if not len(self.seconds):
+            out = np.zeros(f.shape, np.float64)
+        else:
+            out = np.where(f >= 0, self.seconds[np.clip(f, 0, len(self.seconds) - 1)], 0.0)
+        return float(out) if np.ndim(frames) == 0 else out
+
+
+def _timestamp_kind(frames: Frames, sample_frames: np.ndarray, seconds: np.ndarray | None) -> str:
+    """What the frame timestamps count: PhysX's counter 1, 2, 3 …, or nanoseconds of ``seconds``."""
+    n = len(frames)
+    if n and np.array_equal(frames.start.astype(np.int64), np.arange(1, n + 1)):
+        return "frame counter"
+    ok = sample_frames[(sample_frames >= 0) & (sample_frames < n)]
+    if seconds is not None and len(ok):
+        ns = np.round(seconds[ok] * 1e9)
+        if np.all(np.abs(frames.start[ok].astype(np.float64) - ns) <= 1.0):
+            return "ns"
+    return "unknown"
+
+
+def _time_base(rec: Recording) -> TimeBase:
+    """Read the recording's step lengths (see :class:`TimeBase`)."""
+    n = len(rec.frames)
+    at = np.arange(n, dtype=np.int64)
+    for cls_name, attr in TIME_SOURCES:
+        if cls_name not in rec.classes:
+            continue
+        for o in rec.objects_of_class(cls_name, derived=False):
+            if o.cls is None or attr not in o.cls.paths:
+                continue
+            s = rec.series(o, attr)
+            if not isinstance(s, Series) or not len(s) or not isinstance(s.raw, np.ndarray) \
+                    or s.raw.ndim != 1:
+                continue
+            values = s.raw.astype(np.float64)
+            fr = s.frames.astype(np.int64)
+            if attr == "elapsedTime":  # one step's dt each, in the step's last frame
+                ends = np.cumsum(values)
+                seconds = ends[np.minimum(np.searchsorted(fr, at, "left"), len(ends) - 1)]
+                dts = values
+            else:  # the time at the end of each step, held
+                k = np.searchsorted(fr, at, "right") - 1
+                seconds = np.where(k >= 0, values[np.maximum(k, 0)], 0.0)
+                dts = np.diff(np.concatenate([[0.0], values]))
+            per_step = round((fr[-1] - fr[0]) / (len(fr) - 1)) if len(fr) > 1 else max(n, 1)
+            return TimeBase(f"{cls_name}.{attr}", _timestamp_kind(rec.frames, fr, seconds), seconds,
+                            float(np.median(dts)) if len(dts) else None, len(values), max(int(per_step), 1))
+    return TimeBase("", _timestamp_kind(rec.frames, np.zeros(0, np.int64), None), None)
 
 
 def _decode_kind(attr: Attribute | None) -> tuple[str, np.dtype | None]:
@@ -629,6 +759,12 @@ class Series:
         """Start timestamp of the frame of each sample (0 for samples before the first frame)."""
         return self.recording.frames.time(self.frames)
 
+    @property
+    def seconds(self) -> np.ndarray:
+        """Simulated seconds of each sample's frame (:attr:`Recording.time_base`); :class:`PvdError`
+        when the recording does not say how its frames map to seconds."""
+        return np.asarray(self.recording.seconds(self.frames), np.float64)
+
     @cached_property
     def _frames64(self) -> np.ndarray:
         # int64 so that searchsorted with a Python int does not convert the whole array per call
@@ -752,7 +888,7 @@ class Recording:
         self.classes: dict[str, Class] = {}
         for c in self._classes_by_handle.values():
             self.classes.setdefault(c.name, c)
-        self.frames = Frames(data.frames)
+        self.frames = Frames(data.frames, lambda: self.time_base)
         self.messages = data.messages
         ot = data.objects
         destroyed = [None if d == NEVER else int(d) for d in ot.destroyed.tolist()]
@@ -860,6 +996,19 @@ class Recording:
             f"<Recording {self.source_name}: {len(self.classes)} classes, {len(self.objects)} objects, "
             f"{len(self.frames)} frames>"
         )
+
+    # ---------------------------------------------------------------- time
+
+    @cached_property
+    def time_base(self) -> TimeBase:
+        """How frames map to simulated seconds (:class:`TimeBase`: PhysX's ``PxScene.elapsedTime``,
+        simcore's ``Simulation.time``, or unknown); read once, on first use."""
+        return _time_base(self)
+
+    def seconds(self, frames: np.ndarray | int) -> np.ndarray | float:
+        """Simulated seconds of frame numbers (``rec.seconds(series.frames)``); :class:`PvdError`
+        when :attr:`time_base` is unknown."""
+        return self.time_base.seconds_of(frames)
 
     # ---------------------------------------------------------------- registry
 

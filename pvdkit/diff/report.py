@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from pvdkit import outputs
 from pvdkit.diff.result import DiffResult, SeriesDiff
 
-__all__ = ["format_text", "to_json", "to_junit", "write_json", "write_junit"]
+__all__ = ["DEFAULT_WIDTH", "format_text", "report_width", "to_json", "to_junit", "write_json", "write_junit"]
 
 
 def _g(x: float | None) -> str:
@@ -27,11 +28,6 @@ def _g(x: float | None) -> str:
     if math.isinf(x):
         return "inf"
     return f"{x:.3g}"
-
-
-def _clip(text: str | None, width: int) -> str:
-    t = "-" if text is None else " ".join(text.split())
-    return t if len(t) <= width else t[:width - 1] + "…"
 
 
 def _frame(f: int | None) -> str:
@@ -60,22 +56,42 @@ def headline(res: DiffResult) -> str:
     return "DIFFERENT: " + ", ".join(parts)
 
 
-def format_text(res: DiffResult, max_report: int = 20, width: int = 160) -> str:
+#: Width of the text report when it is not written to a terminal (CI logs, files, pipes).
+DEFAULT_WIDTH = 100
+#: Lines of A / B value text shown per differing attribute when the values go below their row.
+MAX_VALUE_LINES = 3
+
+
+def report_width() -> int:
+    """The terminal's width (``COLUMNS`` if set), :data:`DEFAULT_WIDTH` when not a terminal."""
+    return max(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns, 40)
+
+
+def format_text(res: DiffResult, max_report: int = 20, width: int | None = None) -> str:
     """The human report: header, recording notes, schema changes, missing/extra objects and
     the table of differing attributes sorted by first divergence (at most ``max_report``
-    lines per section)."""
+    lines per section), fitted to ``width`` columns (default :func:`report_width`).
+
+    Nothing that says what differs is cut to fit: the table groups its rows under their
+    object's full path (wrapped when longer than a line) and names only the attribute in the
+    row; when the A and B values do not fit beside the numbers they go on lines of their own
+    below the row (at most :data:`MAX_VALUE_LINES` each)."""
+    width = report_width() if width is None else max(int(width), 40)
     o = res.options
-    lines = [f"pvdkit diff  A: {res.a}  B: {res.b}",
-             f"tolerance: {o.tolerances.describe()}; frames: {o.frames} (aligned by {o.align}); "
-             f"{res.frames_a:,} / {res.frames_b:,} frames",
-             headline(res)]
+    lines: list[str] = []
+    for text in (f"pvdkit diff  A: {res.a}  B: {res.b}",
+                 f"tolerance: {o.tolerances.describe()}; frames: {o.frames} (aligned by {o.align}); "
+                 f"{res.frames_a:,} / {res.frames_b:,} frames",
+                 headline(res)):
+        lines.extend(_wrap(text, width, "", "  "))
 
     def section(title: str, items: list[str]) -> None:
         if not items:
             return
         lines.append("")
         lines.append(f"{title} ({len(items):,}):")
-        lines.extend(f"  {it}" for it in items[:max_report])
+        for it in items[:max_report]:
+            lines.extend(_wrap(it, width, "  ", "    "))
         if len(items) > max_report:
             lines.append(f"  … {len(items) - max_report:,} more (--max-report)")
 
@@ -86,7 +102,7 @@ def format_text(res: DiffResult, max_report: int = 20, width: int = 160) -> str:
     diff = res.differing_series
     if diff:
         lines.append("")
-        lines.append(f"differing attributes ({len(diff):,}), by first divergence:")
+        lines.append(f"differing attributes ({len(diff):,}), by first divergence, grouped by object:")
         lines.extend(_table(diff[:max_report], width))
         if len(diff) > max_report:
             lines.append(f"  … {len(diff) - max_report:,} more (--max-report)")
@@ -99,29 +115,87 @@ def _obj_text(x) -> str:
     return f"{x.label} ({x.cls}{name}), {life}"
 
 
+def _wrap(text: str, width: int, first: str, rest: str, max_lines: int | None = None) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, cut after ``/``, ``,`` or a space where
+    possible (else anywhere), the first line indented by ``first``, the others by ``rest``;
+    beyond ``max_lines`` the last line ends in "…"."""
+    if len(first) + len(text) <= width and "\n" not in text:
+        return [first + text]
+    t = " ".join(text.split())
+    out: list[str] = []
+    indent = first
+    while True:
+        room = max(width - len(indent), 10)
+        if len(t) <= room:
+            out.append(indent + t)
+            break
+        cut = max(t.rfind(c, 0, room) for c in "/, ")
+        cut = cut + 1 if cut > room // 3 else room
+        out.append((indent + t[:cut]).rstrip())
+        t = t[cut:].lstrip()
+        indent = rest
+    if max_lines is not None and len(out) > max_lines:
+        out = out[:max_lines]
+        last = out[-1]
+        out[-1] = last[:width - 1] + "…" if len(last) >= width else last + "…"
+    return out
+
+
 def _table(rows: list[SeriesDiff], width: int) -> list[str]:
-    head = ["frame", "time", "object.attribute", "status", "differ/frames", "max|a-b|", "max rel", "A", "B"]
-    body = []
+    """Rows grouped under their object's path (groups in order of their first row), then the
+    attribute and numbers; A and B beside them when every value fits, else below each row."""
+    head = ["frame", "time", "attribute", "status", "differ/frames", "max|a-b|", "max rel", "A", "B"]
+    groups: dict[str, list[SeriesDiff]] = {}
     for s in rows:
-        body.append([
-            _frame(s.first_frame), "-" if s.first_time is None else str(s.first_time),
-            f"{s.object}.{s.attribute}", s.status, f"{s.differing}/{s.compared}", _g(s.max_abs),
-            _g(s.max_rel),
-            s.a_value or "-", s.b_value or "-",
-        ])
-    fixed = [max(len(r[k]) for r in [head, *body]) for k in range(len(head))]
-    # The object path and values absorb the width limit.
-    room = max(width - sum(fixed[k] for k in (0, 1, 3, 4, 5, 6)) - 2 * len(head), 60)
-    fixed[2] = min(fixed[2], max(30, room // 2))
-    fixed[7] = fixed[8] = min(max(fixed[7], fixed[8]), max(12, (room - fixed[2]) // 2))
+        groups.setdefault(s.object, []).append(s)
+    body = {id(s): [_frame(s.first_frame), "-" if s.first_time is None else str(s.first_time), s.attribute,
+                    s.status, f"{s.differing}/{s.compared}", _g(s.max_abs), _g(s.max_rel),
+                    " ".join((s.a_value or "-").split()), " ".join((s.b_value or "-").split())]
+            for s in rows}
+    cols = [max(len(r[k]) for r in [head, *body.values()]) for k in range(len(head))]
+    indent = "    "
+    numbers = len(indent) + sum(cols[:7]) + 2 * 6
+    if numbers > width:  # a long attribute name: it goes on a line of its own where needed
+        cols[2] = max(len(head[2]), width - (numbers - cols[2]))
+        numbers = len(indent) + sum(cols[:7]) + 2 * 6
+    if numbers > width:  # too narrow for a table: one short paragraph per attribute
+        return _records(groups, width)
+    values_inline = numbers + 2 + cols[7] + 2 + cols[8] <= width
     right = {0, 1, 4, 5, 6}
-    out = []
-    for r in [head, *body]:
-        cells = []
-        for k, c in enumerate(r):
-            c = _clip(c, fixed[k])
-            cells.append(c.rjust(fixed[k]) if k in right else c.ljust(fixed[k]))
-        out.append(("  " + "  ".join(cells)).rstrip())
+
+    def line(cells: list[str], n: int) -> str:
+        return (indent + "  ".join(c.rjust(cols[k]) if k in right else c.ljust(cols[k])
+                                   for k, c in enumerate(cells[:n]))).rstrip()
+
+    shown = 9 if values_inline else 7
+    out = [line(head, shown)]
+    for label, members in groups.items():
+        out.extend(_wrap(label, width, "  ", "      "))
+        for s in members:
+            cells = body[id(s)]
+            if len(cells[2]) > cols[2]:
+                out.extend(_wrap(cells[2], width, indent + " " * (sum(cols[:2]) + 4), indent + "  "))
+                cells = [*cells[:2], "", *cells[3:]]
+            out.append(line(cells, shown))
+            if not values_inline:
+                pad = indent + "  "
+                out.extend(_wrap(f"A: {cells[7]}", width, pad, pad + "   ", MAX_VALUE_LINES))
+                out.extend(_wrap(f"B: {cells[8]}", width, pad, pad + "   ", MAX_VALUE_LINES))
+    return out
+
+
+def _records(groups: dict[str, list[SeriesDiff]], width: int) -> list[str]:
+    """The table's content for a terminal too narrow for its columns, wrapped to ``width``."""
+    out: list[str] = []
+    for label, members in groups.items():
+        out.extend(_wrap(label, width, "  ", "      "))
+        for s in members:
+            when = _frame(s.first_frame) + ("" if s.first_time is None else f" (time {s.first_time})")
+            out.extend(_wrap(f"{s.attribute}: {s.status} from frame {when}, {s.differing}/{s.compared} "
+                             f"frames, max|a-b| {_g(s.max_abs)}, max rel {_g(s.max_rel)}",
+                             width, "    ", "      "))
+            out.extend(_wrap(f"A: {s.a_value or '-'}", width, "      ", "         ", MAX_VALUE_LINES))
+            out.extend(_wrap(f"B: {s.b_value or '-'}", width, "      ", "         ", MAX_VALUE_LINES))
     return out
 
 

@@ -167,10 +167,10 @@ def test_diff_of_a_bool_reports_true_and_false(tmp_path, bulk):
 def test_cli_series_prints_true_and_false(capsys, crafted, fmt):
     assert cli.main(["series", str(crafted[fmt]), "Car.braking", "--csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
-    assert rows[0] == ["frame", "time", "object", "braking"]
-    assert [r[3] for r in rows[1:]] == ["False", "True", "True", "False"]
+    assert rows[0] == ["frame", "time [s]", "timestamp", "handle", "name", "path", "braking"]
+    assert [r[6] for r in rows[1:]] == ["False", "True", "True", "False"]
     assert cli.main(["series", str(crafted[fmt]), "Car.tri"]) == 0
-    assert capsys.readouterr().out.split()[-4:] == ["3", "4", "0x100", "True"]
+    assert capsys.readouterr().out.split()[-7:] == ["3", "-", "4", "0x100", "car", "car", "True"]
 
 
 def test_mixed_word_widths_still_give_a_bool_array(tmp_path):

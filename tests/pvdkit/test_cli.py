@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from pvdkit import cli
+from pvdkit.names import names_of
 from pvdkit.recording import Recording
 from pvdkit.streams import MemoryStream
 from pvdkit.synthetic import write_every_command
@@ -146,51 +147,53 @@ def test_dump_of_h5_equals_dump_of_ovd(capsys, every_ovd, tmp_path):
 
 
 def test_series_csv_of_one_object(capsys, fixture_h5):
+    path = "/World/Basic/wheel 0/WheelRigidBodyState"
     status, out, _ = run(
-        capsys,
-        "series",
-        str(fixture_h5),
-        "WheelRigidBodyState.correctedRotationSpeed",
-        "--object",
-        "WheelRigidBody1dState0",
+        capsys, "series", str(fixture_h5), "WheelRigidBodyState.correctedRotationSpeed", "--object", path,
         "--csv",
     )
     assert status == 0
     rows = list(csv.reader(io.StringIO(out)))
-    assert rows[0] == ["frame", "time", "object", "correctedRotationSpeed"]
+    assert rows[0] == [*cli.SERIES_COLUMNS, "correctedRotationSpeed [rad/s]"]
+    assert cli.SERIES_COLUMNS == ["frame", "time [s]", "timestamp", "handle", "name", "path"]
     rec = Recording.open(FIXTURE)
-    wheel = rec.find_object("WheelRigidBody1dState0")
+    (wheel,) = names_of(rec).resolve(path, rec.cls("WheelRigidBodyState"))
     frames, values = rec.series(wheel, "correctedRotationSpeed")
     body = rows[1:]
     assert [int(r[0]) for r in body] == frames.tolist()
-    assert [int(r[1]) for r in body] == rec.frames.start[frames].tolist()
-    assert {int(r[2]) for r in body} == {wheel.handle}
-    np.testing.assert_array_equal(np.float32([float(r[3]) for r in body]), values)
+    np.testing.assert_allclose([float(r[1]) for r in body], rec.seconds(frames), rtol=1e-15)
+    assert [int(r[2]) for r in body] == rec.frames.start[frames].tolist()
+    assert {(int(r[3]), r[4], r[5]) for r in body} == {(wheel.handle, "WheelRigidBody1dState0", path)}
+    np.testing.assert_array_equal(np.float32([float(r[6]) for r in body]), values)
 
 
 def test_series_of_a_whole_class_one_column_per_element(capsys):
     status, out, _ = run(capsys, "series", str(FIXTURE), "PxRigidActor.globalPose", "--csv")
     assert status == 0
     rows = list(csv.reader(io.StringIO(out)))
-    assert rows[0] == ["frame", "time", "object", *(f"globalPose[{i}]" for i in range(7))]
+    assert rows[0] == [*cli.SERIES_COLUMNS, *(f"globalPose[{i}]" for i in range(7))]  # mixed units: none
     body = rows[1:]
     frames = [int(r[0]) for r in body]
     assert frames == sorted(frames)
-    assert len({r[2] for r in body}) == 5  # four vehicles and the ground
-    assert all(len(r) == 10 for r in body)
+    assert len({r[3] for r in body}) == 5  # four vehicles and the ground
+    assert {r[5] for r in body} >= {"/World/Basic/PxRigidDynamic", "/World/Tank/PxRigidDynamic"}
+    assert all(len(r) == 13 for r in body)
 
 
 def test_series_text_and_lists(capsys, every_ovd):
     status, out, _ = run(capsys, "series", str(every_ovd), "Thing.children", "--object", "thing_a")
     assert status == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["frame", "time", "object", "op", "children"]
-    assert [line.split()[3] for line in lines[1:]] == ["add", "add", "remove"]
+    assert lines[0].split() == ["frame", "time", "[s]", "timestamp", "handle", "name", "path", "op",
+                                "children"]
+    assert [line.split()[-2] for line in lines[1:]] == ["add", "add", "remove"]
+    assert all(line.split()[1] == "-" for line in lines[1:])  # no time base: no seconds
     status, out, _ = run(capsys, "series", str(every_ovd), "Thing.pose.position.xyz", "--csv")
     assert (
         status == 0
         and out.splitlines()[0]
-        == "frame,time,object,pose.position.xyz[0],pose.position.xyz[1],pose.position.xyz[2]"
+        == "frame,time [s],timestamp,handle,name,path,"
+        "pose.position.xyz[0],pose.position.xyz[1],pose.position.xyz[2]"
     )
 
 
@@ -266,9 +269,18 @@ def test_format_table_aligns_columns():
         (["series", "{fixture}", "NoClass.speed"], "no class 'NoClass'"),
         (["series", "{fixture}", "WheelRigidBodyState.rotationSpeed", "--object", "nobody"], "no object"),
         (
-            ["series", "{fixture}", "WheelParams.radius", "--object", "WheelRigidBody1dState0"],
-            "not a WheelParams",
+            ["series", "{fixture}", "WheelParams.radius", "--object",
+             "/World/Raw/wheel 0/WheelRigidBodyState"],
+            "is a WheelRigidBodyState, not a WheelParams",
         ),
+        (
+            ["series", "{fixture}", "WheelParams.radius", "--object", "WheelRigidBody1dState0"],
+            "holds a WheelParams",
+        ),
+        (["series", "{fixture}", "TireForce.lngForce", "--object", "TireForce2"], "is ambiguous: 4 objects"),
+        (["series", "{fixture}", "TireForce.lngForce[q]"], "expected x, y, z, w"),
+        (["series", "{fixture}", "TireForce.lngForce[3]"], "has 3 elements; element 3 is out of range"),
+        (["series", "{fixture}", "PxRigidActor.shapes[0]"], "is a unique list"),
         (["convert", "{fixture}", "{tmp}/out.txt"], "unknown output format"),
         (["convert", "{tmp}/notes.txt", "{tmp}/out.h5"], "not an OmniPVD stream"),
         (["frobnicate"], "invalid choice"),
@@ -328,9 +340,12 @@ def test_lazy_subcommands_import_their_module_only_when_used(capsys, monkeypatch
 
 
 def test_bare_pvdkit_prints_its_usage(capsys):
+    # As argparse reports a missing argument: usage on stderr, status 2 (``--help``: stdout, 0).
     assert cli.main([]) == 2
-    out = capsys.readouterr().out
-    assert out.startswith("usage: pvdkit") and "info" in out and "convert" in out
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: pvdkit") and "info" in err and "convert" in err
+    assert cli.main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: pvdkit")
 
 
 def test_version(capsys):

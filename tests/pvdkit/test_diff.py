@@ -366,7 +366,7 @@ def test_reports_of_equal_recordings(ref, tmp_path):
     assert d["equal"] and len(d["series"]) == d["summary"]["attributes_compared"]
     root = ET.fromstring(to_junit(res))
     assert root.get("failures") == "0" and int(root.get("tests")) > 10
-    assert format_text(res).splitlines()[2].startswith("EQUAL: 33 attributes of 9 objects")
+    assert any(line.startswith("EQUAL: 33 attributes of 9 objects") for line in format_text(res).splitlines())
 
 
 def test_text_report_table(ref, tmp_path, capsys):
@@ -374,12 +374,36 @@ def test_text_report_table(ref, tmp_path, capsys):
     assert diff_main([str(ref), str(b), "--max-report", "2"]) == 1
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[2].startswith("DIFFERENT: 4 of 33 attributes differ")
-    assert "first divergence at frame 7" in lines[2]
-    table = lines[lines.index("differing attributes (4), by first divergence:") + 1:]
-    assert table[0].split()[:3] == ["frame", "time", "object.attribute"]
-    assert table[1].split()[:3] == ["7", str(t_of(7)), f"{TIRE.format(k=3)}.latForce"]
-    assert table[2].split()[0] == "8" and "2 more (--max-report)" in table[3]
+    head = next(line for line in lines if line.startswith("DIFFERENT: "))
+    assert head.startswith("DIFFERENT: 4 of 33 attributes differ")
+    assert "first divergence at frame 7" in head
+    table = lines[lines.index("differing attributes (4), by first divergence, grouped by object:") + 1:]
+    assert table[0].split()[:3] == ["frame", "time", "attribute"]
+    # Rows sit under their object's full path; the first row is the earliest divergence.
+    assert table[1].strip() == TIRE.format(k=3)
+    assert table[2].split()[:4] == ["7", str(t_of(7)), "latForce", "different"]
+    assert TIRE.format(k=2) in [line.strip() for line in table] and "2 more (--max-report)" in table[-1]
+    assert all(len(line) <= 100 for line in lines)  # not a terminal: 100 columns
+
+
+def test_text_report_fits_the_width_without_cutting_paths_or_values(ref, tmp_path):
+    b = _b(tmp_path, Spec(perturb={(k, "latForce", 10 - k): 1.0 for k in range(4)}))
+    res = compare_files(ref, b)
+    for width in (60, 100, 200):
+        text = format_text(res, width=width)
+        lines = text.splitlines()
+        table = lines[lines.index("differing attributes (4), by first divergence, grouped by object:") + 1:]
+        assert all(len(line) <= width for line in table), width
+        assert len(table) > 4
+        flat = " ".join(" ".join(table).split())
+        for s in res.differing_series:  # every object path, attribute and value appears whole
+            for part in (s.object, s.attribute, s.a_value, s.b_value):
+                assert " ".join(part.split()) in flat.replace("/ ", "/"), (width, part)
+    wide = format_text(res, width=200).splitlines()
+    header = next(line for line in wide if line.split()[:2] == ["frame", "time"])
+    assert header.split()[-2:] == ["A", "B"]  # values beside the numbers when they fit
+    narrow = format_text(res, width=60)
+    assert "A: " in narrow and "B: " in narrow  # else on lines of their own
 
 
 def test_json_to_stdout_moves_text_to_stderr(ref, tmp_path, capsys):

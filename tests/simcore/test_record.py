@@ -64,26 +64,30 @@ def test_summary_describes_the_file(ovd):
 
 def test_series_cli_gives_the_api_values_for_every_wheel(ovd, api_states):
     header, rows = series_rows(str(ovd), "WheelRigidBodyState.correctedRotationSpeed")
-    assert header == ["frame", "time", "object", "correctedRotationSpeed"]
+    assert header == ["frame", "time [s]", "timestamp", "handle", "name", "path",
+                      "correctedRotationSpeed [rad/s]"]
     rec = Recording.open(ovd)
     wheel_of = {o.handle: int(o.name.removeprefix("WheelRigidBody1dState"))
                 for o in rec.objects_of_class("WheelRigidBodyState")}
     got = np.zeros((STEPS, 4))
-    times = {}
-    for frame, t, handle, value in rows:
+    seconds, stamps = {}, {}
+    for frame, t, stamp, handle, _name, path, value in rows:
         got[frame, wheel_of[handle]] = value
-        times[frame] = t
+        seconds[frame], stamps[frame] = t, stamp
+        assert path == f"Vehicle/wheel {wheel_of[handle]}/WheelRigidBodyState"
     want = np.array([s.wheel_rigid_body_1d.corrected_rotation_speed for s in api_states])
     np.testing.assert_array_equal(got, want.astype(np.float32))
-    assert [times[f] for f in range(STEPS)] == [round((f + 1) * DT * 1e9) for f in range(STEPS)]
+    assert [stamps[f] for f in range(STEPS)] == [round((f + 1) * DT * 1e9) for f in range(STEPS)]
+    np.testing.assert_allclose([seconds[f] for f in range(STEPS)], [(f + 1) * DT for f in range(STEPS)],
+                               rtol=0, atol=1e-12)
     assert len(rows) == 4 * STEPS
 
 
 def test_series_cli_csv_for_one_object(ovd, api_states, capsys):
     assert main(["series", str(ovd), "TireForce.latForce", "--object", "TireForce2", "--csv"]) == 0
     table = list(csv.reader(io.StringIO(capsys.readouterr().out)))
-    assert table[0][3:] == ["latForce[0]", "latForce[1]", "latForce[2]"]
-    got = np.array([[float(x) for x in r[3:]] for r in table[1:]])
+    assert table[0][6:] == ["latForce[0] [N]", "latForce[1] [N]", "latForce[2] [N]"]
+    got = np.array([[float(x) for x in r[6:]] for r in table[1:]])
     want = np.array([s.tire_force.forces[2, 1] for s in api_states]).astype(np.float32)
     np.testing.assert_array_equal(got.astype(np.float32), want)
     assert np.abs(want).max() > 1.0

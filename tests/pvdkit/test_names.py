@@ -1,0 +1,151 @@
+"""Vehicles, wheels and object paths (``pvdkit.names``), and ``pvdkit series --object`` by name."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from pvdkit import cli
+from pvdkit.diff.identity import object_identities
+from pvdkit.names import NORM, find_vehicles, names_of, parse_element, split_element
+from pvdkit.recording import Recording
+from pvdkit.types import PvdError
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+VEHICLES = [("/World/Basic", "direct drive"), ("/World/Raw", "direct drive"),
+            ("/World/Standard", "engine drive"), ("/World/Tank", "tank drive")]
+
+
+@pytest.fixture(scope="module", params=["vehicles_short.ovd", "dev_drive.h5"])
+def physx(request) -> Recording:
+    return Recording.open(DATA / request.param)
+
+
+def test_physx_vehicles_are_named_after_their_actors(physx):
+    vehicles = find_vehicles(physx)
+    assert [(v.name, v.kind, v.nb_wheels) for v in vehicles] == [(n, k, 4) for n, k in VEHICLES]
+    for v in vehicles:
+        assert v.obj.cls.name == "Vehicle" and v.actor.cls.name == "PxRigidDynamic"
+        assert physx.series(v.actor, "name").values[0] == v.name
+        assert [w[0].cls.name for w in v.wheels] == ["WheelAttachment"] * 4
+        assert [w[1].cls.name for w in v.wheels] == ["PhysXWheelAttachment"] * 4
+
+
+def test_every_wheel_object_sits_under_its_vehicle_and_wheel(physx):
+    names = names_of(physx)
+    paths = [names.path(o) for o in physx.objects]
+    assert len(set(paths)) == len(paths)  # a path names one object
+    per_wheel = 0
+    for o in physx.objects:
+        m = re.fullmatch(r"(TireForce|SuspState|WheelRigidBody1dState|PhysXConstraintState)(\d)", o.name)
+        if not m:
+            continue
+        vehicle, wheel = names.owner(o)
+        assert vehicle is not None and wheel == int(m.group(2))
+        assert names.path(o) == f"{vehicle.name}/wheel {wheel}/{o.cls.name}"
+        per_wheel += 1
+    assert per_wheel == 4 * 4 * 4
+    engine = physx.objects_of_class("EngineState")
+    assert [names.path(o) for o in engine] == ["/World/Standard/EngineState", "/World/Tank/EngineState"]
+    brakes = [names.path(o) for o in physx.objects_of_class("BrakeResponseParams")
+              if names.owner(o)[0].name == "/World/Basic"]
+    assert brakes == ["/World/Basic/BrakeResponseParams#0", "/World/Basic/BrakeResponseParams#1"]
+    assert names.path(physx.objects_of_class("PxScene")[0]) == "<PxScene>"  # outside every vehicle
+
+
+def test_resolve_paths_vehicles_wheels_labels_and_handles(physx):
+    names = names_of(physx)
+    tire = physx.cls("TireForce")
+    basic = names.resolve("/World/Basic", tire)
+    assert [names.path(o) for o in basic] == [f"/World/Basic/wheel {k}/TireForce" for k in range(4)]
+    (one,) = names.resolve("/World/Tank/wheel 1", tire)
+    assert names.path(one) == "/World/Tank/wheel 1/TireForce" and one.name == "TireForce1"
+    assert names.resolve("/World/Tank/wheel 1/TireForce", tire) == [one]
+    assert names.resolve(hex(one.handle), tire) == [one] and names.resolve(str(one.handle), tire) == [one]
+    # pvdkit diff's identity labels work too: Vehicle#0 is the first vehicle created.
+    label = object_identities(physx)[basic[1].index].label
+    assert label == "Vehicle#0/wheelAttachmentSet[1]/tireForce"
+    assert names.resolve(label, tire) == [basic[1]] and names.identity(basic[1]) == label
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("TireForce2", "'TireForce2' is ambiguous: 4 objects match: '/World/Basic/wheel 2/TireForce'"),
+    ("Vehicle", "'Vehicle' is ambiguous: 4 objects match: '/World/Basic' (0x"),
+    ("nobody", "no object 'nobody'"),
+    ("/World/Basic/wheel 9", "no object"),
+    ("/World/Basic/RigidBodyState", "is a RigidBodyState, not a TireForce"),
+])
+def test_ambiguous_and_unknown_objects_are_errors(physx, text, message):
+    with pytest.raises(PvdError) as err:
+        names_of(physx).resolve(text, physx.cls("TireForce"))
+    assert message in str(err.value)
+    if "ambiguous" in message:  # every candidate is listed with its path
+        for name, _ in VEHICLES:
+            assert f"'{name}" in str(err.value)
+
+
+def test_simcore_vehicles_in_both_layouts(tmp_path):
+    from simcore.cli.record import record
+
+    for physx in (True, False):
+        path = tmp_path / f"s{physx}.h5"
+        record("sedan", "accelerate", duration=0.05, out=path, physx=physx)
+        rec = Recording.open(path)
+        (v,) = find_vehicles(rec)
+        assert (v.name, v.kind, v.nb_wheels, v.actor is not None) == ("Vehicle", "direct drive", 4, physx)
+        names = names_of(rec)
+        (w,) = names.resolve("Vehicle/wheel 2", rec.cls("WheelRigidBodyState"))
+        assert w.name == "WheelRigidBody1dState2"
+
+
+def test_fleet_vehicles_are_told_apart_by_name(tmp_path):
+    from simcore.cli.record import record
+
+    path = tmp_path / "fleet.h5"
+    record("sedan", "accelerate", duration=0.05, out=path, vehicles=3, physx=False)
+    rec = Recording.open(path)
+    vehicles = find_vehicles(rec)
+    assert len(vehicles) == 3 and len({v.name for v in vehicles}) == 3
+    names = names_of(rec)
+    for v in vehicles:
+        objs = names.resolve(v.name, rec.cls("TireForce"))
+        assert [names.owner(o) for o in objs] == [(v, k) for k in range(4)]
+
+
+def test_series_object_filters_by_vehicle_and_wheel(capsys):
+    fixture = str(DATA / "vehicles_short.ovd")
+    speed = "WheelRigidBodyState.correctedRotationSpeed"
+    assert cli.main(["series", fixture, speed, "--object", "/World/Raw", "--csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))[1:]
+    assert {r[5] for r in rows} == {f"/World/Raw/wheel {k}/WheelRigidBodyState" for k in range(4)}
+    assert {r[4] for r in rows} == {f"WheelRigidBody1dState{k}" for k in range(4)}
+    assert cli.main(["series", fixture, speed, "--object", "WheelRigidBody1dState0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ambiguous" in err and "/World/Tank/wheel 0/WheelRigidBodyState" in err
+
+
+def test_element_selectors_as_the_viewer_takes_them(capsys):
+    assert [parse_element(t) for t in ("x", "Y", "[z]", "w", "2", "norm", "|v|", "")] == [0, 1, 2, 3, 2, NORM,
+                                                                                         NORM, None]
+    assert split_element("TireForce.lngForce[z]") == ("TireForce.lngForce", 2)
+    assert split_element("Thing.pose.position.xyz[0]") == ("Thing.pose.position.xyz", 0)
+    assert split_element("TireForce.lngForce") == ("TireForce.lngForce", None)
+    with pytest.raises(PvdError, match="expected x, y, z, w"):
+        parse_element("q")
+    fixture = str(DATA / "vehicles_short.ovd")
+    rows = {}
+    for sel in ("", "[z]", "[2]", "[norm]"):
+        assert cli.main(["series", fixture, f"TireForce.lngForce{sel}", "--object", "/World/Basic/wheel 0",
+                         "--csv"]) == 0
+        rows[sel] = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows["[z]"][0][-1] == "lngForce[z] [N]" and rows["[2]"][0][-1] == "lngForce[z] [N]"
+    assert rows["[norm]"][0][-1] == "|lngForce| [N]"
+    full = [[float(x) for x in r[6:9]] for r in rows[""][1:]]
+    assert [float(r[6]) for r in rows["[z]"][1:]] == [v[2] for v in full]
+    norms = [sum(x * x for x in v) ** 0.5 for v in full]
+    assert [float(r[6]) for r in rows["[norm]"][1:]] == pytest.approx(norms)
+    assert any(v[2] != 0 for v in full)
