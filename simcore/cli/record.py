@@ -293,7 +293,10 @@ def _run_and_record(subject: Any, one: Any, label: str, stem: str, sc: Any, *, d
     writer = open_writer(path)
     start = time.perf_counter()
     with PvdRecorder(writer, timestamps=timestamps) as recorder, _marks_early_stop(writer):
-        recorder.attach(subject)
+        if getattr(getattr(subject, "params", None), "physx_actor", None) is not None:
+            recorder.attach(subject, vehicle_name=label)  # PhysX names the actor after the vehicle
+        else:
+            recorder.attach(subject)
         steps = sc.run(subject, dt, total * dt,
                        after_step=(lambda i: progress(i + 1, total)) if progress is not None else None)
     wall = time.perf_counter() - start
