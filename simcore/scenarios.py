@@ -16,6 +16,7 @@ name                time   what the driver does
 ``step-steer``      5 s    rolling at 15 m/s, light throttle; at 1 s the wheel steps to 0.3
 ``slalom``          8 s    rolling at 12 m/s, light throttle; steer 0.5 sin(pi t)
 ``handbrake-turn``  5 s    rolling at 15 m/s; at 1 s steer 0.6 and pull the handbrake for 1.5 s
+``steer-ramp``      8 s    rolling at 20 m/s, light throttle; from 1 s the steer ramps up by 0.03/s
 ``tank-turn``       5 s    a tank spins on the spot: thrusts +1 / -1, full throttle
 ==================  =====  ==================================================================
 """
@@ -174,6 +175,12 @@ def _handbrake_turn(t: float) -> Commands:
     return Commands(throttle=0.2 if t < 1.0 else 0.0)
 
 
+def _steer_ramp(t: float) -> Commands:
+    # A slow ramp keeps the car near steady state at every instant: the understeer gradient is
+    # the slope of (steer angle - L r / V) against the lateral acceleration (SAE J266, ISO 13674).
+    return Commands(throttle=0.15, steer=0.03 * max(0.0, t - 1.0))
+
+
 def _tank_turn(t: float) -> Commands:
     return Commands(throttle=1.0, thrusts=(1.0, -1.0))
 
@@ -188,6 +195,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("slalom", "rolling at 12 m/s; steer 0.5 sin(pi t)", 8.0, _slalom, initial_speed=12.0),
     Scenario("handbrake-turn", "rolling at 15 m/s; steer 0.6 with the handbrake from 1 s to 2.5 s", 5.0,
              _handbrake_turn, initial_speed=15.0),
+    Scenario("steer-ramp", "rolling at 20 m/s; from 1 s the steering ramps up by 0.03/s", 8.0, _steer_ramp,
+             initial_speed=20.0),
     Scenario("tank-turn", "a tank spins on the spot: track thrusts +1 / -1 at full throttle", 5.0,
              _tank_turn, needs_tank=True),
 )}
