@@ -156,7 +156,7 @@ def test_info_of_simcore_and_of_a_recording_without_time(capsys, simcore_recordi
 def test_series_time_is_seconds_beside_the_raw_timestamp(capsys, simcore_recordings):
     path = simcore_recordings[True, "ns"]
     status, out, _ = run(capsys, "series", str(path), "WheelRigidBodyState.rotationSpeed", "--object",
-                         "Vehicle/wheel 3/WheelRigidBodyState", "--csv")
+                         "sedan/wheel 3/WheelRigidBodyState", "--csv")
     assert status == 0
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0][:3] == ["frame", "time [s]", "timestamp"] and rows[0][-1] == "rotationSpeed [rad/s]"
