@@ -36,8 +36,8 @@ from pvdkit.diff.identity import object_identities
 from pvdkit.recording import Class, ListSeries, Object, Recording, Series
 from pvdkit.types import DataType, PvdError
 
-__all__ = ["NORM", "ObjectNames", "VehicleInfo", "find_vehicles", "names_of", "parse_element",
-           "split_element"]
+__all__ = ["NORM", "ObjectNames", "Vehicle", "VehicleInfo", "Wheel", "find_vehicles", "names_of",
+           "parse_element", "split_element", "vehicles"]
 
 #: Element selector of a vector's Euclidean length (``lngForce[norm]``).
 NORM = "norm"
@@ -178,6 +178,7 @@ class ObjectNames:
         self._paths: list[str] | None = None
         self._labels: list[str] = []
         self._owner: list[tuple[int, int]] = []  # (vehicle index, wheel index) or -1s
+        self._vehicle_views: list[Vehicle] | None = None
 
     def _build(self) -> None:
         rec = self.recording
@@ -297,6 +298,119 @@ class ObjectNames:
             raise PvdError(f"{rec.source_name}: {text!r} is ambiguous: {len(hits)} objects match: "
                            f"{listed}{more}; give one of these paths")
         return hits[0][1]
+
+
+    def members(self, vehicle: VehicleInfo, wheel: int | None = None,
+                cls: Class | str | None = None) -> list[Object]:
+        """The objects that belong to ``vehicle`` (its wheels' included) or, with ``wheel``, to
+        that wheel alone; only those of class ``cls`` (or derived) when given. Object order."""
+        if self._paths is None:
+            self._build()
+        rec = self.recording
+        return [o for o, (v, w) in zip(rec.objects, self._owner, strict=True)
+                if v == vehicle.index and (wheel is None or w == wheel)
+                and (cls is None or (o.cls is not None and o.cls.is_a(cls)))]
+
+
+@dataclass(eq=False)
+class Wheel:
+    """One wheel of a :class:`Vehicle`: its position in the vehicle's wheel list and the objects
+    that belong to it (tire, suspension, wheel states …), found as :class:`ObjectNames` finds
+    them, so what ``pvdkit series`` prints as ``/World/Basic/wheel 1/…`` is this wheel's."""
+
+    vehicle: Vehicle
+    index: int
+    attachment: Object
+
+    def __repr__(self) -> str:
+        return f"<Wheel {self.path!r}>"
+
+    @property
+    def path(self) -> str:
+        """``/World/Basic/wheel 1``: the wheel's readable path (``--object`` takes it)."""
+        return f"{self.vehicle.name}/wheel {self.index}"
+
+    def objects(self, cls: Class | str | None = None) -> list[Object]:
+        """This wheel's objects (of class ``cls`` or derived, when given), in object order."""
+        return self.vehicle.names.members(self.vehicle.info, self.index, cls)
+
+    def object(self, cls: Class | str) -> Object:
+        """This wheel's one object of class ``cls``; :class:`PvdError` when it has none or several."""
+        return _one(self.objects(cls), cls, self.path)
+
+
+@dataclass(eq=False)
+class Vehicle:
+    """A vehicle as a person thinks of it: a name (``/World/Basic``), a drivetrain kind, wheels
+    in wheel-list order, and the objects that belong to it. A view of :class:`VehicleInfo` (the
+    discovery, :func:`find_vehicles`) and :class:`ObjectNames` (who owns what)."""
+
+    info: VehicleInfo
+    names: ObjectNames = field(repr=False)
+    wheels: list[Wheel] = field(default_factory=list, repr=False)
+
+    def __repr__(self) -> str:
+        return f"<Vehicle {self.name!r} {self.kind}, {len(self.wheels)} wheels>"
+
+    @property
+    def index(self) -> int:
+        """Position among the recording's vehicles (creation order)."""
+        return self.info.index
+
+    @property
+    def name(self) -> str:
+        """Unique display name (the PhysX actor's name, e.g. ``/World/Basic``)."""
+        return self.info.name
+
+    @property
+    def kind(self) -> str:
+        """Drivetrain: ``"direct drive"``, ``"engine drive"``, ``"tank drive"`` …"""
+        return self.info.kind
+
+    @property
+    def object(self) -> Object:
+        """The ``Vehicle`` object itself."""
+        return self.info.obj
+
+    @property
+    def actor(self) -> Object | None:
+        """The PhysX rigid actor the vehicle drives (None without the PhysX layer)."""
+        return self.info.actor
+
+    def objects(self, cls: Class | str | None = None, *, wheels: bool = True) -> list[Object]:
+        """The vehicle's objects (of class ``cls`` or derived, when given), its wheels' objects
+        too unless ``wheels`` is False, in object order."""
+        found = self.names.members(self.info, None, cls)
+        if wheels:
+            return found
+        return [o for o in found if self.names.owner(o)[1] is None]
+
+    def object_of(self, cls: Class | str) -> Object:
+        """The vehicle-level object of class ``cls`` (``EngineState``); :class:`PvdError` when
+        it has none or several outside its wheels."""
+        return _one(self.objects(cls, wheels=False), cls, self.name)
+
+
+def _one(found: list[Object], cls: Class | str, where: str) -> Object:
+    name = cls if isinstance(cls, str) else cls.name
+    if len(found) != 1:
+        what = "no" if not found else f"{len(found)}"
+        raise PvdError(f"{where} has {what} {name} object{'s' if len(found) != 1 else ''}; expected one")
+    return found[0]
+
+
+def vehicles(rec: Recording) -> list[Vehicle]:
+    """The recording's vehicles as :class:`Vehicle` objects, with :class:`Wheel` s (built once per
+    recording; the object graph is walked on first use of a vehicle's objects)."""
+    names = names_of(rec)
+    if names._vehicle_views is None:
+        out = []
+        for info in names.vehicles:
+            v = Vehicle(info, names)
+            v.wheels = [Wheel(v, k, roots[0]) for k, roots in enumerate(info.wheels)]
+            out.append(v)
+        names._vehicle_views = out
+    return list(names._vehicle_views)
 
 
 def names_of(rec: Recording) -> ObjectNames:
