@@ -788,6 +788,13 @@ add_subcommand(
         "pvdkit.diff.cli",
     )
 )
+add_subcommand(
+    LazyCommand(
+        "listen",
+        "record PhysX's live OmniPVD stream from a TCP connection into .h5 or .ovd",
+        "pvdkit.listen",
+    )
+)
 
 
 if __name__ == "__main__":
