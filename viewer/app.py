@@ -75,7 +75,7 @@ class ViewOptions:
     """What ``pvdkit view`` was asked to do (see :func:`viewer.cli.configure`)."""
 
     files: list[str] = field(default_factory=list)
-    compare: str | None = None
+    compare: list[str] = field(default_factory=list)
     sync: str = "frame"
     screenshot: str | None = None
     object: str | None = None
@@ -83,6 +83,13 @@ class ViewOptions:
     frame: int | None = None
     size: tuple[int, int] = (1600, 1000)
     up_axis: str = "auto"
+    layout: str | None = None
+    x_axis: str = "time"
+
+    @property
+    def compared(self) -> list[str]:
+        """Every recording to compare with the first: the other files, then ``--compare``."""
+        return self.files[1:] + list(self.compare)
 
 
 # --------------------------------------------------------------------------------------------
@@ -287,16 +294,30 @@ def _render(app, options: ViewOptions) -> str:
 
 
 def apply_options(win, options: ViewOptions) -> None:
-    """Open files synchronously and apply ``--object``, ``--plot`` and ``--frame`` to a window."""
+    """Open files synchronously and apply ``--object``, ``--layout``, ``--plot``, ``--frame`` and
+    ``--x-axis`` to a window. Without ``--layout`` and ``--plot`` the window shows its start view
+    (the selected object's vehicle — the first vehicle by default — with its wheel speeds)."""
     from viewer.model.series import PlotError
 
     win.open_file(options.files[0], wait=True)
-    compare = options.compare or (options.files[1] if len(options.files) > 1 else None)
-    if compare:
-        win.open_file(compare, compare=True, wait=True)
+    for other in options.compared:
+        win.open_file(other, compare=True, wait=True)
     ws = win.workspace
+    win.plots.set_x_axis(options.x_axis)
     if options.object:
         ws.select(ws.session.find(options.object))
+        if not options.plots and not options.layout:
+            ws.show_start(ws.current_vehicle)
+    if options.plots or options.layout:
+        ws.plots.clear()
+    if options.layout:
+        layout = read_layout(options.layout)
+        problems = ws.apply_layout(layout)
+        if layout.panes and not ws.plots.plots:
+            raise PvdError(f"--layout {options.layout}: nothing of it applies to {ws.session.name}: "
+                           + "; ".join(problems))
+        for p in problems:
+            print(f"pvdkit view: --layout {options.layout}: {p}", file=sys.stderr)
     for spec in options.plots:
         try:
             ws.plot(spec)
@@ -307,6 +328,19 @@ def apply_options(win, options: ViewOptions) -> None:
         if not -n <= options.frame < n:
             raise PvdError(f"--frame {options.frame}: the recording has frames 0 … {n - 1}")
         ws.timeline.set_frame(options.frame % n)
+
+
+def read_layout(path: str):
+    """A layout file (:class:`viewer.model.layout.Layout`); :class:`PvdError` for a bad one."""
+    from viewer.model.layout import Layout
+
+    outputs.require_input(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PvdError(f"--layout {path}: cannot read it ({exc})") from None
+    return Layout.from_json(text, f"--layout {path}")
 
 
 def run(options: ViewOptions) -> int:
@@ -323,18 +357,18 @@ def run(options: ViewOptions) -> int:
     win.resize(*options.size)
     win.show()
     if options.files:
-        if options.object or options.plots or options.frame is not None:
+        if options.object or options.plots or options.frame is not None or options.layout \
+                or options.x_axis != "time":
             apply_options(win, options)
         else:
             win.open_file(options.files[0])
-            compare = options.compare or (options.files[1] if len(options.files) > 1 else None)
-            if compare:
-                win.open_file(compare, compare=True)
+            for other in options.compared:
+                win.open_file(other, compare=True)
     return int(app.exec())
 
 
 def _require_inputs(options: ViewOptions) -> None:
-    for f in options.files + ([options.compare] if options.compare else []):
+    for f in options.files + list(options.compare) + ([options.layout] if options.layout else []):
         outputs.require_input(f)
 
 

@@ -38,8 +38,9 @@ def _size(text: str) -> tuple[int, int]:
 def configure(p: argparse.ArgumentParser) -> None:
     """Add the ``view`` arguments to a parser."""
     p.add_argument("files", nargs="*", metavar="FILE",
-                   help=".ovd or .h5 recording(s); a second file is opened for comparison")
-    p.add_argument("--compare", metavar="FILE", help="recording to compare with (overlay and A − B)")
+                   help=".ovd or .h5 recording(s); the second and later files are compared with the first")
+    p.add_argument("--compare", metavar="FILE", action="append", default=[],
+                   help="recording to compare with (overlay and A − B; repeatable: B, C, D …)")
     p.add_argument("--sync", choices=("frame", "time"), default="frame",
                    help="match the comparison's frames by frame number or by simulated time (default frame)")
     p.add_argument("--screenshot", metavar="OUT.png",
@@ -49,6 +50,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", action="append", default=[], metavar="CLASS.ATTRIBUTE",
                    help="plot an attribute for the selected vehicle, one curve per wheel (repeatable; "
                         "a component as TireForce.lngForce[z], RigidBodyState.pos[1], …[norm])")
+    p.add_argument("--layout", metavar="LAYOUT.json",
+                   help="plots to show, from a layout file (File ▸ Save layout…) instead of the start view")
+    p.add_argument("--x-axis", choices=("time", "frame"), default="time",
+                   help="label the plots' x axis in seconds (default) or frame numbers")
     p.add_argument("--frame", type=int, metavar="N", help="go to frame N (negative: from the end)")
     p.add_argument("--size", type=_size, default=(1600, 1000), metavar="WxH",
                    help="window size (default 1600x1000)")
@@ -61,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
     from viewer.app import ViewOptions
     from viewer.app import run as run_app
 
-    if args.screenshot is None and (args.object or args.plot or args.frame is not None) and not args.files:
-        raise PvdError("--object, --plot and --frame need a recording")
+    if args.screenshot is None and (args.object or args.plot or args.frame is not None or args.layout) \
+            and not args.files:
+        raise PvdError("--object, --plot, --layout and --frame need a recording")
     if args.up_axis.lower() != "auto":
         from viewer.model.geometry import axis_from_name
 
@@ -70,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
             raise PvdError(f"--up-axis {args.up_axis}: expected auto, x, y, z, +x … -z")
     opts = ViewOptions(files=list(args.files), compare=args.compare, sync=args.sync,
                        screenshot=args.screenshot, object=args.object, plots=list(args.plot),
-                       frame=args.frame, size=args.size, up_axis=args.up_axis)
+                       frame=args.frame, size=args.size, up_axis=args.up_axis, layout=args.layout,
+                       x_axis=args.x_axis)
     return run_app(opts)
 
 

@@ -155,12 +155,27 @@ def test_playback_runs_on_simulated_time_and_stops_at_the_end():
 def test_timebase_physx_is_running_sum_of_scene_elapsed_time(fixture_session, readback):
     tb = fixture_session.timebase
     assert tb.exact and "elapsedTime" in tb.source
-    dt = 1 / 60
     for step, t_after in enumerate(readback["sim_time_after_step"]):
-        # Frame 2i holds the vehicle update of step i (time before it), 2i+1 the step's results.
-        assert tb.seconds[2 * step] == pytest.approx(step * dt, abs=1e-6)
+        # Both frames of step i (the vehicle update, then the results) read the step's end, as
+        # Recording.time_base maps them.
+        assert tb.seconds[2 * step] == pytest.approx(t_after, abs=1e-6)
         assert tb.seconds[2 * step + 1] == pytest.approx(t_after, abs=1e-6)
-    assert tb.frame_at(0.02) == 2  # last frame whose time is at or before 0.02 s
+    assert tb.frame_at(0.02) == 1  # last frame whose time is at or before 0.02 s (step 0 ends at 1/60)
+
+
+def test_timebase_of_simcore_in_physx_layout_is_simulation_time(tmp_path):
+    """simcore stamps a step's two frames 1 ns apart: read as a clock that gave 500 000 s for
+    half a second; the recording's Simulation.time gives the right seconds."""
+    from pvdkit.recording import Recording
+    from simcore.cli.record import record
+
+    out = tmp_path / "sedan.h5"
+    record("sedan", "accelerate", duration=0.5, out=out)
+    rec = Recording.open(out)
+    tb = detect_timebase(rec)
+    assert tb.exact and tb.source == "Simulation.time"
+    assert tb.seconds[-1] == pytest.approx(0.5, abs=1e-6)
+    np.testing.assert_allclose(tb.seconds, rec.seconds(np.arange(len(rec.frames))))
 
 
 def test_timebase_from_clock_timestamps_and_fallback(tmp_path):

@@ -232,7 +232,8 @@ def test_compare_by_time_between_different_rates(tmp_path):
     key = CurveKey(probe.index, "value")
     d = comp.difference(key)
     full = zoh_values(d.frames, d.values, fa)
-    np.testing.assert_allclose(full, ta - tb[fb], atol=1e-12)
+    # A − B only where both have frames: A's frame 0 (0.01 s) comes before B's first (0.02 s).
+    np.testing.assert_allclose(full, np.where(after, ta - tb[fb], np.nan), atol=1e-12)
     comp.sync = "frame"
     np.testing.assert_array_equal(comp.frames_b(fa), np.minimum(fa, 19))
     with pytest.raises(ValueError, match="sync mode"):

@@ -8,14 +8,19 @@ split into pages so that a 10 000-element attribute costs one row until it is ex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pvdkit.recording import Attribute, ListSeries, Object, Recording, Series
 from pvdkit.types import DataType
+from pvdkit.units import unit_of
+
+if TYPE_CHECKING:
+    from viewer.model.session import RecordingSession
+    from viewer.model.values import ValueNames
 
 #: Arrays with at most this many elements are shown inline; longer ones get pages.
 INLINE_ELEMENTS = 6
@@ -31,7 +36,8 @@ class PropertyRow:
     ``enum``, ``flags``, ``ref`` (an object handle), ``list`` (a unique list), ``bytes`` or
     ``unset`` (no value yet at this frame). ``refs`` holds (label, object) for references;
     ``elements`` the numbers of a vector or array; ``set_here`` is True when a sample was written
-    in this very frame and ``set_frame`` is the frame of the sample in force (None if unset).
+    in this very frame and ``set_frame`` is the frame of the sample in force (None if unset);
+    ``unit`` the quantity's unit (:mod:`pvdkit.units`, "" when it has none or is unknown).
     """
 
     name: str
@@ -43,6 +49,7 @@ class PropertyRow:
     refs: list[tuple[str, Object | None]] = field(default_factory=list)
     elements: np.ndarray | None = None
     plottable: bool = False
+    unit: str = ""
 
     @property
     def n_elements(self) -> int:
@@ -89,13 +96,19 @@ def type_text(attr: Attribute | None, value: Any = None) -> str:
     return base if n == 1 else f"{base}×{n if n else 'n'}"
 
 
-def ref_label(rec: Recording, handle: int, frame: int) -> tuple[str, Object | None]:
-    """How a handle value reads in the view, and the object it points at (None if unknown/null)."""
+def ref_label(rec: Recording, handle: int, frame: int,
+              path_of: Callable[[Object], str] | None = None) -> tuple[str, Object | None]:
+    """How a handle value reads in the view, and the object it points at (None if unknown/null).
+
+    With ``path_of`` the target reads by its readable path (``/World/Basic/wheel 1/TireForce``:
+    a handle like ``0x5572…`` says nothing to a person); else by its name and handle."""
     if handle == 0:
         return "null", None
     target = rec.resolve(handle, frame)
     if target is None:
         return f"0x{handle:x} (not in recording)", None
+    if path_of is not None:
+        return path_of(target), target
     cname = target.cls.name if target.cls else "?"
     return f"{target.name or cname} · 0x{handle:x}", target
 
@@ -114,9 +127,27 @@ def element_texts(elements: np.ndarray, start: int, stop: int) -> list[tuple[str
 class PropertyModel:
     """Rows of the property view; keeps each object's series so a frame change is only lookups."""
 
-    def __init__(self, recording: Recording) -> None:
+    def __init__(self, recording: Recording, session: RecordingSession | None = None) -> None:
         self.recording = recording
+        #: With a session, handles read as readable paths and gears / enums by name.
+        self.session = session
         self._series: dict[int, list[tuple[str, Series | ListSeries]]] = {}
+        self._names: dict[tuple[int, str], ValueNames | None] = {}
+
+    def _path(self, obj: Object) -> str:
+        assert self.session is not None
+        return self.session.path_of(obj)
+
+    def value_names(self, obj: Object, name: str) -> ValueNames | None:
+        """Names of the values of attribute ``name`` of ``obj`` (gears, enums; None: numbers)."""
+        if self.session is None:
+            return None
+        key = (obj.index, name)
+        if key not in self._names:
+            from viewer.model.values import value_names
+
+            self._names[key] = value_names(self.session, obj, name)
+        return self._names[key]
 
     def series_of(self, obj: Object) -> list[tuple[str, Series | ListSeries]]:
         """(name, series) of every attribute: the class's attribute paths in registration order
@@ -141,10 +172,22 @@ class PropertyModel:
 
     def rows(self, obj: Object, frame: int) -> list[PropertyRow]:
         """Every attribute of ``obj`` at ``frame``."""
-        return [self.row(name, s, frame) for name, s in self.series_of(obj)]
+        return [self.row(name, s, frame, obj) for name, s in self.series_of(obj)]
 
-    def row(self, name: str, s: Series | ListSeries, frame: int) -> PropertyRow:
+    def row(self, name: str, s: Series | ListSeries, frame: int, obj: Object | None = None) -> PropertyRow:
+        row = self._row(name, s, frame, obj)
+        if obj is not None and obj.cls is not None:
+            row.unit = unit_of(obj.cls, name) or ""
+        if obj is not None and row.kind == "number":
+            names = self.value_names(obj, name)
+            text = names.text(float(row.text)) if names is not None else None
+            if text is not None:
+                row.text = text
+        return row
+
+    def _row(self, name: str, s: Series | ListSeries, frame: int, obj: Object | None) -> PropertyRow:
         rec = self.recording
+        path_of = self._path if self.session is not None else None
         attr = s.attribute
         i = int(np.searchsorted(s.frames, frame, side="right")) - 1
         if i < 0:
@@ -155,7 +198,7 @@ class PropertyModel:
             members = s.members_at(frame)
             # A list changed in this frame if any add/remove happened in it.
             if attr is not None and attr.data_type == DataType.OBJECT_HANDLE:
-                refs = [ref_label(rec, int(h), frame) for h in members]
+                refs = [ref_label(rec, int(h), frame, path_of) for h in members]
                 return PropertyRow(name, "list", f"{len(members)} item{'s' if len(members) != 1 else ''}",
                                    type_text(attr), here, set_frame, refs=refs)
             text = ", ".join(str(m) for m in members[:16]) + (" …" if len(members) > 16 else "")
@@ -171,7 +214,7 @@ class PropertyModel:
             return PropertyRow(name, "enum", str(value), tt, here, set_frame)
         if attr is not None and attr.data_type == DataType.OBJECT_HANDLE:
             handles = np.asarray(value, np.uint64).reshape(-1)
-            refs = [ref_label(rec, int(h), frame) for h in handles]
+            refs = [ref_label(rec, int(h), frame, path_of) for h in handles]
             text = refs[0][0] if len(refs) == 1 else f"{len(refs)} handles"
             return PropertyRow(name, "ref", text, tt, here, set_frame, refs=refs)
         if isinstance(value, str):

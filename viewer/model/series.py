@@ -231,6 +231,9 @@ class Plot:
     title: str
     curves: list[Curve] = field(default_factory=list)
     id: int = field(default_factory=lambda: next(_ids))
+    #: ``Class.attribute[component]`` when the plot was made from one for a vehicle (layouts
+    #: keep it, so the plot can be made again for another recording's vehicle).
+    spec: str | None = None
 
 
 @dataclass(frozen=True)
@@ -241,6 +244,7 @@ class PlotTarget:
     attribute: str
     component: Component
     objects: list[tuple[str, Object]]
+    spec: str = ""
 
 
 def resolve_targets(rec: Recording, vehicles: list[Vehicle], spec: str, context: Object | None = None,
@@ -293,7 +297,8 @@ def resolve_targets(rec: Recording, vehicles: list[Vehicle], spec: str, context:
         comp = default_component(attribute_width(rec, objs[0][1], attr))
     else:
         attribute_width(rec, objs[0][1], attr)  # raises for non-numeric attributes
-    return PlotTarget(f"{curve_title(cls_name + '.' + attr, comp)}{where}", attr, comp, objs)
+    spec_text = f"{cls_name}.{attr}" + ("" if comp is None else f"[{comp}]")
+    return PlotTarget(f"{curve_title(cls_name + '.' + attr, comp)}{where}", attr, comp, objs, spec_text)
 
 
 class PlotsModel:
@@ -352,7 +357,7 @@ class PlotsModel:
     def add_target(self, target: PlotTarget, plot: Plot | None = None) -> Plot:
         """Add the curves of a resolved target, in a new plot unless ``plot`` is given."""
         if plot is None:
-            plot = Plot(target.title)
+            plot = Plot(target.title, spec=target.spec or None)
             for label, obj in target.objects:
                 plot.curves.append(Curve(CurveKey(obj.index, target.attribute, target.component), label,
                                          len(plot.curves)))

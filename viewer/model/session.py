@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from pvdkit.names import ObjectNames, names_of
 from pvdkit.outputs import require_input
 from pvdkit.recording import Object, Recording
 from pvdkit.types import PvdError
@@ -75,6 +76,24 @@ class RecordingSession:
     @property
     def n_frames(self) -> int:
         return len(self.recording.frames)
+
+    @property
+    def last_frame(self) -> int:
+        """The last frame's number (0 for an empty recording): where a never-destroyed object ends."""
+        return max(self.n_frames - 1, 0)
+
+    @cached_property
+    def names(self) -> ObjectNames:
+        """Readable paths of objects (``/World/Basic/wheel 1/TireForce``), built on first use."""
+        return names_of(self.recording)
+
+    def path_of(self, obj: Object) -> str:
+        """The readable path of ``obj`` (see :mod:`pvdkit.names`); its name or handle if the
+        object graph cannot name it."""
+        try:
+            return self.names.path(obj) or obj.name or f"0x{obj.handle:x}"
+        except (PvdError, IndexError):
+            return obj.name or f"0x{obj.handle:x}"
 
     @cached_property
     def ground(self) -> GroundPlane:
@@ -160,6 +179,7 @@ class TreeNode:
     count: int = 0
     hidden: int = 0
     children: list[TreeNode] = field(default_factory=list)
+    last_frame: int = 0
 
     @property
     def handle(self) -> str:
@@ -167,7 +187,7 @@ class TreeNode:
 
     @property
     def lifetime(self) -> str:
-        return lifetime_text(self.obj) if self.obj is not None else ""
+        return lifetime_text(self.obj, self.last_frame) if self.obj is not None else ""
 
     def walk(self):
         yield self
@@ -175,58 +195,80 @@ class TreeNode:
             yield from c.walk()
 
 
-def lifetime_text(obj: Object) -> str:
-    """``"0–24"``, ``"start–…"`` (created before the first frame, never destroyed) …"""
-    a = "start" if obj.created < 0 else str(obj.created)
-    b = "…" if obj.destroyed is None else str(obj.destroyed)
+def lifetime_text(obj: Object, last_frame: int) -> str:
+    """The frames an object is alive, both ends as numbers: ``"0–960"`` (created before the first
+    frame counts from 0; never destroyed runs to ``last_frame``), ``"12–40"``."""
+    a = max(obj.created, 0)
+    b = last_frame if obj.destroyed is None else obj.destroyed
     return f"{a}–{b}"
 
 
-def object_node(obj: Object, label: str | None = None) -> TreeNode:
-    return TreeNode(label or obj.name or f"({obj.cls.name if obj.cls else '?'})", "object", obj)
+def object_node(obj: Object, label: str | None = None, last_frame: int = 0) -> TreeNode:
+    return TreeNode(label or obj.name or f"({obj.cls.name if obj.cls else '?'})", "object", obj,
+                    last_frame=last_frame)
 
 
-def _matches(obj: Object, needle: str) -> bool:
-    if not needle:
-        return True
-    if needle in obj.name.lower():
-        return True
-    if obj.cls is not None and needle in obj.cls.name.lower():
-        return True
-    h = obj.handle
-    return needle in f"0x{h:x}" or needle == str(h)
+class _Matcher:
+    """Whether an object matches the filter text: its name, class, handle, or — so that typing
+    ``rotationSpeed`` finds the objects that have one — one of its class's attribute names.
+    Each class's attribute names are lowered once per filter, not once per object."""
+
+    def __init__(self, needle: str) -> None:
+        self.needle = needle
+        self._by_class: dict[int, bool] = {}
+
+    def class_matches(self, obj: Object) -> bool:
+        cls = obj.cls
+        if cls is None:
+            return False
+        got = self._by_class.get(cls.handle)
+        if got is None:
+            n = self.needle
+            got = n in cls.name.lower() or any(n in p.lower() for p in cls.paths)
+            self._by_class[cls.handle] = got
+        return got
+
+    def __call__(self, obj: Object) -> bool:
+        n = self.needle
+        if not n or n in obj.name.lower() or self.class_matches(obj):
+            return True
+        h = obj.handle
+        return n in f"0x{h:x}" or n == str(h)
 
 
 def object_tree(session: RecordingSession, text: str = "", max_children: int = 500) -> list[TreeNode]:
     """The object tree, filtered by ``text`` (case-insensitive substring of a vehicle name, wheel
-    label, class name, object name or handle): a "Vehicles" section (vehicle → vehicle parts and
-    one node per wheel → that wheel's objects) and a "Classes" section (class → objects).
+    label, class name, attribute name, object name or handle): a "Vehicles" section (vehicle →
+    vehicle parts and one node per wheel → that wheel's objects) and a "Classes" section (class →
+    objects). Typing an attribute name (``rotationSpeed``) keeps the objects whose class has one.
     At most ``max_children`` objects are listed under one node; a ``more`` row counts the rest.
     """
     needle = text.strip().lower()
+    match = _Matcher(needle)
+    last = session.last_frame
     roots: list[TreeNode] = []
     if session.vehicles:
         section = TreeNode("Vehicles", "section")
         for v in session.vehicles:
             v_all = not needle or needle in v.name.lower()
-            vn = TreeNode(v.name, "vehicle", v.obj)
+            vn = TreeNode(v.name, "vehicle", v.obj, last_frame=last)
             body = TreeNode("chassis & drivetrain", "group")
             for cname in sorted(v.parts):
                 for o in v.parts[cname]:
-                    if v_all or _matches(o, needle):
-                        body.children.append(object_node(o))
+                    if v_all or match(o):
+                        body.children.append(object_node(o, last_frame=last))
             if body.children:
                 vn.children.append(body)
             for w in v.wheels:
                 w_all = v_all or needle in w.label.lower()
-                wn = TreeNode(w.label, "wheel", w.root)
+                wn = TreeNode(w.label, "wheel", w.root, last_frame=last)
                 for cname in sorted(w.parts):
                     for o in w.parts[cname]:
-                        if w_all or _matches(o, needle):
-                            wn.children.append(object_node(o))
+                        if w_all or match(o):
+                            wn.children.append(object_node(o, last_frame=last))
                 if wn.children:
                     vn.children.append(wn)
-            if v_all or vn.children or _matches(v.obj, needle):
+            if v_all or vn.children or match(v.obj):
                 vn.count = len(v.wheels)
                 section.children.append(vn)
         if section.children:
@@ -239,11 +281,11 @@ def object_tree(session: RecordingSession, text: str = "", max_children: int = 5
     for cname in sorted(by_class, key=str.lower):
         objs = by_class[cname]
         if needle and needle not in cname.lower():
-            objs = [o for o in objs if _matches(o, needle)]
+            objs = [o for o in objs if match(o)]
             if not objs:
                 continue
         cn = TreeNode(cname, "class", count=len(objs))
-        cn.children = [object_node(o) for o in objs[:max_children]]
+        cn.children = [object_node(o, last_frame=last) for o in objs[:max_children]]
         if len(objs) > max_children:
             cn.hidden = len(objs) - max_children
             cn.children.append(TreeNode(f"… {cn.hidden} more (type in the filter to narrow)", "more",

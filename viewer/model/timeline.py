@@ -6,7 +6,8 @@ from whatever the recording offers, because producers disagree on what a frame t
 
 * simcore and pvdkit's synthetic files stamp frames with a clock (nanoseconds, microseconds);
 * PhysX stamps frames with a counter (1, 2, 3 …) and records the step length separately in
-  ``PxScene.elapsedTime`` — simulated time is then the running sum of that attribute;
+  ``PxScene.elapsedTime``; simcore records ``Simulation.time`` — :attr:`Recording.time_base`
+  reads both and is tried first (both frames of a step map to the end of that step);
 * anything else falls back to an assumed rate (flagged ``exact=False``), so playback still works.
 """
 
@@ -92,6 +93,12 @@ def detect_timebase(rec: Recording) -> TimeBase:
     n = len(rec.frames)
     if n == 0:
         return TimeBase(np.zeros(0), "no frames", exact=False)
+    # The recording's own answer first (pvdkit reads PhysX's PxScene.elapsedTime and simcore's
+    # Simulation.time): frame timestamps can mislead — simcore in PhysX's layout stamps the two
+    # frames of a step 1 ns apart, which reads as a millisecond clock.
+    known = _recorded_seconds(rec)
+    if known is not None:
+        return known
     start = rec.frames.start.astype(np.float64)
     steps = np.diff(start)
     counter = n < 2 or bool(np.all(steps == 1.0))
@@ -107,6 +114,15 @@ def detect_timebase(rec: Recording) -> TimeBase:
         if tb is not None:
             return tb
     return assumed_timebase(n)
+
+
+def _recorded_seconds(rec: Recording) -> TimeBase | None:
+    """:attr:`Recording.time_base` when the recording maps its frames to seconds, else None."""
+    tb = rec.time_base
+    if not tb.known or tb.seconds is None or len(tb.seconds) != len(rec.frames):
+        return None
+    seconds = np.maximum.accumulate(np.asarray(tb.seconds, np.float64))
+    return TimeBase(seconds, tb.source)
 
 
 def _cumulative_steps(rec: Recording, cls_name: str, attr: str, n: int) -> TimeBase | None:

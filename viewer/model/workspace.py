@@ -12,7 +12,9 @@ import os
 from collections.abc import Iterable
 
 from pvdkit.recording import Object
-from viewer.model.compare import Comparison
+from pvdkit.types import PvdError
+from viewer.model.compare import Comparison, ComparisonSet
+from viewer.model.layout import Layout, Resolver, capture, check_curve, start_layout
 from viewer.model.properties import PropertyModel
 from viewer.model.selection import Selection
 from viewer.model.series import CurveCache, Plot, PlotsModel, resolve_targets
@@ -58,13 +60,17 @@ class Workspace:
     signal                  arguments                            emitted when
     ======================  ===================================  ===================================
     ``session_changed``     ``session: RecordingSession | None``  a recording was opened (or closed)
-    ``comparison_changed``  ``comparison: Comparison | None``     a comparison recording was set
+    ``comparison_changed``  ``comparison: Comparison | None``     comparison recordings were added or
+                                                                 removed, or the sync mode or the
+                                                                 reference changed (argument: the
+                                                                 first comparison)
     ``topdown_changed``     (none)                               the top-down geometry was rebuilt
     ======================  ===================================  ===================================
 
     Parts: ``timeline``, ``selection``, ``plots`` (always present); ``session``, ``properties``,
-    ``curves``, ``comparison`` (present when a recording / comparison is open); ``topdown``
-    (built on first use).
+    ``curves`` (present when a recording is open); ``compared`` (a
+    :class:`~viewer.model.compare.ComparisonSet` of every recording compared with the open one,
+    None when there is none), ``comparison`` (the first of them); ``topdown`` (built on first use).
     """
 
     def __init__(self) -> None:
@@ -77,7 +83,7 @@ class Workspace:
         self.session: RecordingSession | None = None
         self.properties: PropertyModel | None = None
         self.curves: CurveCache | None = None
-        self.comparison: Comparison | None = None
+        self.compared: ComparisonSet | None = None
         self._topdown: TopDownModel | None = None
         self._topdown_b: TopDownModel | None = None
 
@@ -90,7 +96,7 @@ class Workspace:
         self.set_comparison(None)
         self.selection.clear()
         self.session = session
-        self.properties = PropertyModel(session.recording) if session else None
+        self.properties = PropertyModel(session.recording, session) if session else None
         self.curves = CurveCache(session.recording) if session else None
         self._topdown = None
         self.timeline.set_timebase(session.timebase if session else assumed_timebase(0))
@@ -98,19 +104,49 @@ class Workspace:
         if old is not None and old is not session:
             old.close()
 
+    @property
+    def comparison(self) -> Comparison | None:
+        """The first compared recording (B), or None."""
+        return self.compared.members[0] if self.compared is not None and self.compared.members else None
+
+    @property
+    def comparisons(self) -> list[Comparison]:
+        """Every compared recording (B, C, D …) with the open one."""
+        return list(self.compared.members) if self.compared is not None else []
+
     def set_comparison(self, session_b: RecordingSession | None, sync: str = "frame") -> None:
-        """Compare with ``session_b`` (None stops comparing)."""
+        """Compare with ``session_b`` alone (None stops comparing)."""
+        old = self.compared
+        self.compared = None
         if session_b is None:
-            if self.comparison is not None:
-                old = self.comparison
-                self.comparison = None
+            if old is not None:
                 self.comparison_changed.emit(None)
-                old.b.close()
+                for c in old.members:
+                    c.b.close()
             return
         if self.session is None:
             raise ValueError("open a recording before choosing one to compare with")
-        self.comparison = Comparison(self.session, session_b, sync)
+        if old is not None:
+            for c in old.members:
+                c.b.close()
+        self.add_comparison(session_b, sync)
+
+    def add_comparison(self, session_b: RecordingSession, sync: str | None = None) -> Comparison:
+        """Compare with one more recording (B, then C, D …); the first sets the sync mode."""
+        if self.session is None:
+            raise ValueError("open a recording before choosing one to compare with")
+        if self.compared is None:
+            self.compared = ComparisonSet(self.session, sync or "frame")
+            self.compared.changed.connect(lambda: self.comparison_changed.emit(self.comparison))
+        with self.compared.changed.blocked():
+            c = self.compared.add(session_b)
         self.comparison_changed.emit(self.comparison)
+        return c
+
+    def set_sync(self, mode: str) -> None:
+        """Match every compared recording's frames by ``"frame"`` or ``"time"``."""
+        if self.compared is not None:
+            self.compared.sync = mode
 
     def set_up_axis(self, setting: str) -> None:
         """Choose the top-down view's up axis ("auto", "x", "+y", "-z" …) and rebuild it."""
@@ -146,6 +182,62 @@ class Workspace:
 
     def select(self, obj: Object | None) -> None:
         self.selection.select(obj)
+
+    # ------------------------------------------------------------------ layouts
+
+    def show_start(self, vehicle: Vehicle | None = None) -> None:
+        """The view a recording opens on: ``vehicle`` (default: the first) selected and its wheel
+        speeds plotted, one curve per wheel, replacing the plots shown."""
+        if self.session is None:
+            return
+        v = vehicle or (self.session.vehicles[0] if self.session.vehicles else None)
+        if v is not None and (self.current_vehicle is not v):
+            self.select(v.obj)
+        self.apply_layout(start_layout(self.session, v))
+
+    def layout(self) -> Layout:
+        """The plots shown, as a :class:`~viewer.model.layout.Layout` (objects by readable path)."""
+        if self.session is None:
+            return Layout()
+        return capture(self.plots.plots, self.session)
+
+    def apply_layout(self, layout: Layout) -> list[str]:
+        """Replace the plots by ``layout``'s panes; returns what could not be restored (one line
+        each). A pane's curves are found by object path; a pane whose objects are not in this
+        recording is made again from its ``spec`` for the selected (else the first) vehicle."""
+        self.plots.clear()
+        if self.session is None:
+            return ["no recording is open"] if layout.panes else []
+        problems: list[str] = []
+        find = Resolver(self.session)
+        vehicle = self.current_vehicle or (self.session.vehicles[0] if self.session.vehicles else None)
+        for pane in layout.panes:
+            found = []
+            for c in pane.curves:
+                obj = find.find(c.object)
+                if obj is None:
+                    continue
+                try:
+                    check_curve(self.session, obj, c.attribute, c.component)
+                except PvdError as exc:
+                    problems.append(f"{pane.title}: {exc}")
+                    continue
+                found.append((obj, c))
+            if found:
+                plot = self.plots.add_plot(pane.title)
+                plot.spec = pane.spec
+                with self.plots.plot_changed.blocked():
+                    for obj, c in found:
+                        self.plots.add_curve(plot, obj, c.attribute, c.component, c.label or None)
+                self.plots.plot_changed.emit(plot)
+            elif pane.spec:
+                try:
+                    self.plot(pane.spec, vehicle=vehicle)
+                except PvdError as exc:
+                    problems.append(f"{pane.title}: {exc}")
+            else:
+                problems.append(f"{pane.title}: none of its objects is in {self.session.name}")
+        return problems
 
     def plot(self, spec: str, context: Object | None = None, vehicle: Vehicle | None = None,
              into: Plot | None = None) -> Plot:

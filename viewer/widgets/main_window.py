@@ -18,6 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pvdkit import outputs
+from pvdkit.types import PvdError
+from viewer.model.layout import Layout
 from viewer.model.session import RecordingSession
 from viewer.model.workspace import RecentFiles, Workspace
 from viewer.widgets import theme
@@ -31,19 +34,25 @@ from viewer.widgets.topdown import TopDownView
 
 RECORDING_FILTER = "Recordings (*.ovd *.h5 *.hdf5);;All files (*)"
 RECORDING_EXTENSIONS = (".ovd", ".h5", ".hdf5")
+LAYOUT_FILTER = "Viewer layouts (*.json);;All files (*)"
+#: Settings key of the user's plot layout, restored when a recording opens.
+LAYOUT_KEY = "plotLayout"
 
 
 class MainWindow(QMainWindow):
     """The viewer window over one :class:`~viewer.model.workspace.Workspace`.
 
-    ``settings`` stores recent files and the window layout (default: the user's
-    ``pvdkit/viewer`` settings; tests and headless renders pass a throw-away one).
+    ``settings`` stores recent files and the user's plot layout (default: the user's
+    ``pvdkit/viewer`` settings; tests and headless renders pass a throw-away one). With
+    ``start_view`` an opened recording shows the user's last plot layout, else its first vehicle
+    with the wheel speeds plotted; without it, no plots.
     """
 
     def __init__(self, workspace: Workspace | None = None, settings: QSettings | None = None,
-                 up_axis: str = "auto", sync: str = "frame") -> None:
+                 up_axis: str = "auto", sync: str = "frame", start_view: bool = True) -> None:
         super().__init__()
         self.sync = sync
+        self.start_view = start_view
         self.workspace = workspace or Workspace()
         self.settings = settings if settings is not None else QSettings("pvdkit", "viewer")
         self.up_axis = up_axis
@@ -122,9 +131,14 @@ class MainWindow(QMainWindow):
         m = self.menuBar().addMenu("&File")
         self._action(m, "&Open…", self._open_dialog, QKeySequence.StandardKey.Open)
         self._action(m, "&Compare with…", lambda: self._open_dialog(compare=True), "Ctrl+Shift+O")
+        self.add_compare_action = self._action(m, "Compare with one &more…",
+                                               lambda: self._open_dialog(compare=True, more=True))
         self.stop_compare_action = self._action(m, "Stop comparing", lambda: ws.set_comparison(None))
         self.recent_menu = m.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
+        m.addSeparator()
+        self._action(m, "Save &layout…", self._save_layout_dialog)
+        self._action(m, "Load la&yout…", self._load_layout_dialog)
         m.addSeparator()
         self._action(m, "Save &screenshot…", self._screenshot_dialog, "Ctrl+Shift+S")
         m.addSeparator()
@@ -145,6 +159,13 @@ class MainWindow(QMainWindow):
         self._action(g, "Find object…", self._focus_filter, QKeySequence.StandardKey.Find)
 
         v = self.menuBar().addMenu("&View")
+        self._action(v, "Start view (wheel speeds)", lambda: ws.show_start(ws.current_vehicle))
+        x = v.addMenu("Plot x axis")
+        for label, value in (("time [s]", "time"), ("frame", "frame")):
+            act = QAction(label, self)
+            act.triggered.connect(lambda _c=False, val=value: self.plots.set_x_axis(val))
+            x.addAction(act)
+        v.addSeparator()
         for dock in (self.objects_dock, self.properties_dock, self.topdown_dock, self.messages_dock):
             v.addAction(dock.toggleViewAction())
         up = v.addMenu("Top-down up axis")
@@ -208,18 +229,21 @@ class MainWindow(QMainWindow):
             act.setStatusTip(p)
             act.triggered.connect(lambda _c=False, path=p: self.open_file(path))
 
-    def _open_dialog(self, compare: bool = False) -> None:
+    def _open_dialog(self, compare: bool = False, more: bool = False) -> None:
         start = os.path.dirname(self.recent.paths[0]) if self.recent.paths else os.getcwd()
         path, _ = QFileDialog.getOpenFileName(self, "Compare with" if compare else "Open recording",
                                               start, RECORDING_FILTER)
         if path:
-            self.open_file(path, compare=compare)
+            self.open_file(path, compare=compare, more=more)
 
-    def open_file(self, path: str, *, compare: bool = False, wait: bool = False) -> RecordingLoader | None:
-        """Open ``path`` (as the comparison recording with ``compare``) on a worker thread.
+    def open_file(self, path: str, *, compare: bool = False, wait: bool = False,
+                  more: bool = True) -> RecordingLoader | None:
+        """Open ``path`` (as a comparison recording with ``compare``) on a worker thread.
 
-        ``wait=True`` opens it on this thread and returns when it is shown (scripts, headless
-        rendering, tests); errors are then raised as :class:`~pvdkit.types.PvdError`.
+        A comparison recording is added to those compared already (B, C, D …); with
+        ``more=False`` it replaces them. ``wait=True`` opens it on this thread and returns when it
+        is shown (scripts, headless rendering, tests); errors are then raised as
+        :class:`~pvdkit.types.PvdError`.
         """
         if compare and self.workspace.session is None:
             if self._loaders:
@@ -228,11 +252,11 @@ class MainWindow(QMainWindow):
             compare = False
         if wait:
             session = RecordingSession.open(path, up_axis=self.up_axis)
-            self._loaded(session, path, compare)
+            self._loaded(session, path, compare, more)
             return None
         loader = RecordingLoader(path, self.up_axis, self)
         loader.progress.connect(self._on_progress)
-        loader.loaded.connect(lambda s: self._finish(loader, s, path, compare))
+        loader.loaded.connect(lambda s: self._finish(loader, s, path, compare, more))
         loader.failed.connect(lambda msg: self._failed(loader, msg, path))
         self._loaders.append(loader)
         self.progress.setRange(0, 0)
@@ -251,11 +275,12 @@ class MainWindow(QMainWindow):
         self.progress.setFormat(text)
         self.status_label.setText(text)
 
-    def _finish(self, loader: RecordingLoader, session: RecordingSession, path: str, compare: bool) -> None:
+    def _finish(self, loader: RecordingLoader, session: RecordingSession, path: str, compare: bool,
+                more: bool = True) -> None:
         self._loaders.remove(loader)
         if not self._loaders:
             self.progress.hide()
-        self._loaded(session, path, compare)
+        self._loaded(session, path, compare, more)
         if self._pending_compare and not compare:
             p, self._pending_compare = self._pending_compare, None
             self.open_file(p, compare=True)
@@ -277,14 +302,19 @@ class MainWindow(QMainWindow):
             box.open()
             self.error_box = box
 
-    def _loaded(self, session: RecordingSession, path: str, compare: bool) -> None:
+    def _loaded(self, session: RecordingSession, path: str, compare: bool, more: bool = True) -> None:
         self._remember(path)
+        ws = self.workspace
         if compare:
-            self.workspace.set_comparison(session, self.sync)
+            if more and ws.compared is not None:
+                ws.add_comparison(session)
+            else:
+                ws.set_comparison(session, self.sync)
             self.show_status(f"Comparing with {session.name} ({session.n_frames} frames, opened in "
                              f"{session.open_seconds:.2f} s)")
         else:
-            self.workspace.set_session(session)
+            self.save_user_layout()
+            ws.set_session(session)
 
     def wait_for_loaders(self) -> None:
         """Block until every background load finished and was shown (tests, scripts)."""
@@ -309,16 +339,80 @@ class MainWindow(QMainWindow):
             f" · opened in {session.open_seconds:.2f} s")
         if session.vehicles:
             self.workspace.select(session.vehicles[0].obj)
+        if self.start_view:
+            self._restore_user_layout()
+
+    # ------------------------------------------------------------------ plot layouts
+
+    def user_layout(self) -> Layout | None:
+        """The layout stored in the user's settings (None: none, or unreadable)."""
+        text = self.settings.value(LAYOUT_KEY, "")
+        if not text:
+            return None
+        try:
+            return Layout.from_json(str(text), "stored layout")
+        except PvdError:
+            return None
+
+    def save_user_layout(self) -> None:
+        """Remember the plots shown as the user's layout (on close and before another recording)."""
+        ws = self.workspace
+        if ws.session is not None and self.start_view:
+            self.settings.setValue(LAYOUT_KEY, ws.layout().to_json())
+
+    def _restore_user_layout(self) -> None:
+        ws = self.workspace
+        layout = self.user_layout()
+        if layout is not None and layout.panes:
+            ws.apply_layout(layout)
+        if not ws.plots.plots:
+            ws.show_start(ws.current_vehicle)
+
+    def save_layout(self, path: str) -> None:
+        """Write the plots shown to a layout file (JSON, objects by readable path)."""
+        with outputs.replacing(path, "layout") as tmp, open(tmp, "w", encoding="utf-8") as f:
+            f.write(self.workspace.layout().to_json())
+
+    def load_layout(self, path: str) -> list[str]:
+        """Show the plots of a layout file; returns what could not be restored. Raises
+        :class:`PvdError` for a file that is not a layout."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PvdError(f"{path}: cannot read it ({exc})") from None
+        problems = self.workspace.apply_layout(Layout.from_json(text, os.path.basename(path)))
+        self.show_status(("Layout loaded with problems: " + "; ".join(problems)) if problems
+                         else f"Layout {os.path.basename(path)} loaded", error=bool(problems))
+        return problems
+
+    def _save_layout_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save layout", "layout.json", LAYOUT_FILTER)
+        if path:
+            try:
+                self.save_layout(path)
+            except PvdError as exc:
+                self.show_status(str(exc), error=True)
+
+    def _load_layout_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load layout", os.getcwd(), LAYOUT_FILTER)
+        if path:
+            try:
+                self.load_layout(path)
+            except PvdError as exc:
+                self.show_status(str(exc), error=True)
 
     def _update_title(self) -> None:
         ws = self.workspace
         title = "pvdkit viewer"
         if ws.session is not None:
             title = f"{ws.session.name} — {title}"
-        if ws.comparison is not None:
-            title = f"{ws.session.name} vs {ws.comparison.b.name} — pvdkit viewer"
+        if ws.comparisons:
+            others = ", ".join(c.b.name for c in ws.comparisons)
+            title = f"{ws.session.name} vs {others} — pvdkit viewer"
         self.setWindowTitle(title)
         self.stop_compare_action.setEnabled(ws.comparison is not None)
+        self.add_compare_action.setEnabled(ws.session is not None)
 
     def show_status(self, text: str, error: bool = False) -> None:
         self.status_label.setStyleSheet(f"color: {theme.ERROR}" if error else "")
@@ -371,4 +465,5 @@ class MainWindow(QMainWindow):
         for ld in list(self._loaders):
             ld.wait()
         self.settings.setValue("recentFiles", self.recent.paths)
+        self.save_user_layout()
         super().closeEvent(ev)

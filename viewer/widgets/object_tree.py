@@ -31,7 +31,7 @@ class ObjectTree(QWidget):
         super().__init__(parent)
         self.workspace = workspace
         self.filter = QLineEdit()
-        self.filter.setPlaceholderText("Filter: vehicle, wheel, class, name or handle")
+        self.filter.setPlaceholderText("Filter: vehicle, wheel, class, attribute, name or handle")
         self.filter.setClearButtonEnabled(True)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(3)
@@ -43,7 +43,7 @@ class ObjectTree(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         self.tree.setColumnWidth(0, 200)
-        self.tree.setColumnWidth(1, 58)
+        self.tree.setColumnWidth(1, 70)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(4)

@@ -4,9 +4,12 @@ Each :class:`~viewer.model.series.Plot` of the workspace becomes a :class:`PlotP
 curves drawn from :func:`viewer.model.downsample.step_points` (clipped to the view and min-max
 downsampled per pixel column, recomputed when the visible range or width changes, never when
 only the frame changes), a vertical cursor at the current frame (drag it or click anywhere in a
-plot to seek), and a legend that reads every curve's value at the cursor. With a comparison
-recording open, each curve gets a dashed overlay from recording B and, optionally, a panel
-below with the difference A − B.
+plot to seek), and a legend that reads every curve's value at the cursor. With comparison
+recordings open (B, C, D …), each curve gets a dashed / dotted overlay per recording and,
+optionally, a panel below with each recording's difference to the chosen reference (A − B by
+default), only where both recordings have frames. The x axis is time in seconds (ticks at round
+times, placed at the frames that reach them) or frame numbers; the value axis shows the curves'
+unit (:mod:`pvdkit.units`) and, for gears and enums, the values' names.
 """
 
 from __future__ import annotations
@@ -42,16 +45,73 @@ from PySide6.QtWidgets import (
 )
 
 from pvdkit.types import DataType
-from viewer.model.compare import Comparison
+from pvdkit.units import unit_of
+from viewer.model.compare import LETTERS, Comparison
 from viewer.model.downsample import step_points
 from viewer.model.properties import format_number
 from viewer.model.series import Curve, CurveData, Plot, PlotError
 from viewer.model.session import RecordingSession
+from viewer.model.values import ValueNames
 from viewer.model.workspace import Workspace
 from viewer.widgets import theme
 from viewer.widgets.property_view import CURVE_MIME
 
-LEFT_AXIS_WIDTH = 62
+LEFT_AXIS_WIDTH = 74
+#: Line styles of compared recordings B, C, D … (A is solid).
+COMPARE_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine,
+                  Qt.PenStyle.DashDotDotLine)
+X_AXIS_MODES = ("time", "frame")
+
+
+def compare_style(j: int) -> Qt.PenStyle:
+    """Line style of recording ``j`` (0 = A, solid)."""
+    return Qt.PenStyle.SolidLine if j == 0 else COMPARE_STYLES[(j - 1) % len(COMPARE_STYLES)]
+
+
+class FrameTimeAxis(pg.AxisItem):
+    """The shared x axis: curves are drawn against frame numbers, and in ``time`` mode the ticks
+    are placed at round seconds (at the first frame reaching that time) and labelled in seconds.
+
+    Why not plot against seconds: PhysX writes two frames per step at one time, and both must
+    stay reachable with the cursor; the frame axis keeps them apart, the ticks read as time.
+    """
+
+    def __init__(self, stack: PlotStack) -> None:
+        super().__init__("bottom")
+        self.stack = stack
+
+    def _table(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(distinct times, first frame of each), or None in frame mode / without time."""
+        if self.stack.x_axis != "time":
+            return None
+        return self.stack.time_table()
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph's names
+        table = self._table()
+        if table is None:
+            return super().tickValues(minVal, maxVal, size)
+        times, first = table
+        t0, t1 = np.interp([minVal, maxVal], first, times)
+        if not t1 > t0:
+            return super().tickValues(minVal, maxVal, size)
+        out = []
+        for spacing, values in super().tickValues(t0, t1, size):
+            out.append((spacing, list(np.interp(np.asarray(values, np.float64), times, first))))
+        return out
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+        table = self._table()
+        if table is None:
+            return super().tickStrings(values, scale, spacing)
+        times, first = table
+        seconds = np.interp(np.asarray(values, np.float64), first, times)
+        decimals = max(0, int(-math.floor(math.log10(spacing)))) if spacing > 0 else 3
+        return [f"{t:.{decimals}f}" for t in seconds]
+
+    def refresh(self) -> None:
+        """Redraw the ticks after the mode or the time base changed."""
+        self.picture = None
+        self.update()
 
 
 class CurveLegend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
@@ -205,17 +265,48 @@ class CurveLayer(pg.GraphicsObject):
             p.drawPath(path)
 
 
+class _Overlay:
+    """A compared recording's twin of a curve: its own data and its place on A's frame axis."""
+
+    def __init__(self, j: int, comparison: Comparison, b_data: CurveData | None, on_a: CurveData,
+                 pen: QPen) -> None:
+        self.j = j
+        self.comparison = comparison
+        self.b_data = b_data  # on the compared recording's own frames
+        self.on_a = on_a  # placed on A's frame axis
+        self.pen = pen
+
+
 class _Drawn:
-    """One curve as drawn: model curve, its data and pen; the same for B and A−B."""
+    """One curve as drawn: model curve, its data and pen, value names; its overlays and
+    differences in comparisons."""
 
     def __init__(self, curve: Curve, data: CurveData | None, pen: QPen) -> None:
         self.curve = curve
         self.data = data
         self.pen = pen
-        self.b_data: CurveData | None = None  # B's curve on B's own frames
-        self.overlay: CurveData | None = None  # B's curve placed on A's frame axis
-        self.overlay_pen: QPen | None = None
-        self.diff: CurveData | None = None
+        self.names: ValueNames | None = None
+        self.overlays: list[_Overlay] = []
+        self.diffs: list[tuple[int, CurveData, QPen]] = []  # (recording, recording − reference, pen)
+
+    @property
+    def overlay(self) -> CurveData | None:
+        """The first compared recording's curve on A's frame axis (None when not comparing)."""
+        return self.overlays[0].on_a if self.overlays else None
+
+    @property
+    def diff(self) -> CurveData | None:
+        """The first difference shown (A − B by default)."""
+        return self.diffs[0][1] if self.diffs else None
+
+    def text(self, v: float) -> str:
+        named = self.names.text(v) if self.names is not None else None
+        return named if named is not None else _fmt(v)
+
+
+def _shade(color: QColor, j: int) -> QColor:
+    """Recording ``j``'s shade of a curve colour (A as is, B, C … darker)."""
+    return color if j == 0 else color.darker(110 + 20 * (j - 1))
 
 
 def _fmt(v: float) -> str:
@@ -231,7 +322,8 @@ class PlotPanel:
         self.stack = stack
         self.plot = plot
         ws = stack.workspace
-        self.item: pg.PlotItem = stack.canvas.addPlot(row=row, col=0)
+        self.item: pg.PlotItem = stack.canvas.addPlot(row=row, col=0,
+                                                      axisItems={"bottom": FrameTimeAxis(stack)})
         self._style(self.item)
         self.cursor = self._cursor(self.item)
         self.legend = CurveLegend()
@@ -244,18 +336,27 @@ class PlotPanel:
         self.layer = CurveLayer()
         self.item.addItem(self.layer)
         self.diff_layer: CurveLayer | None = None
-        comp: Comparison | None = ws.comparison
+        compared = ws.compared
         for c in plot.curves:
             color = theme.curve_color(c.color)
             d = _Drawn(c, self._data(c), pg.mkPen(color, width=1))
-            if comp is not None:
+            if ws.properties is not None and c.key.component is None and ws.session is not None:
+                d.names = ws.properties.value_names(ws.session.recording.objects[c.key.object_index],
+                                                    c.key.attribute)
+            for j, comp in enumerate(compared.members if compared is not None else [], start=1):
                 kb = comp.counterpart_key(c.key)
-                d.b_data = comp.cache_b.get(kb) if kb is not None else None
-                d.overlay = comp.overlay(c.key)
-                d.overlay_pen = pg.mkPen(color.darker(110), width=1, style=Qt.PenStyle.DashLine)
+                on_a = comp.overlay(c.key)
+                if on_a is None:
+                    continue
+                pen = pg.mkPen(_shade(color, j), width=1, style=compare_style(j))
+                b_data = comp.cache_b.get(kb) if kb is not None else None
+                d.overlays.append(_Overlay(j, comp, b_data, on_a, pen))
             self.drawn.append(d)
-        if comp is not None and stack.show_difference:
-            self.diff_item = stack.canvas.addPlot(row=row + 1, col=0)
+        self.unit = self._unit()
+        self.names = self._common_names()
+        if compared is not None and compared.members and stack.show_difference:
+            self.diff_item = stack.canvas.addPlot(row=row + 1, col=0,
+                                                  axisItems={"bottom": FrameTimeAxis(stack)})
             self._style(self.diff_item)
             self.diff_item.setMaximumHeight(140)
             self.diff_cursor = self._cursor(self.diff_item)
@@ -264,22 +365,51 @@ class PlotPanel:
             self.diff_legend.anchor((0, 0), (0, 0), offset=(8, 6))
             self.diff_layer = CurveLayer()
             self.diff_item.addItem(self.diff_layer)
+            ref = compared.reference
+            many = len(compared) > 2 or ref != 0
             rows = []
             for d in self.drawn:
-                d.diff = comp.difference(d.curve.key)
-                if d.diff is not None:
-                    rows.append((d.curve.label, theme.curve_color(d.curve.color), False))
-            self.diff_legend.set_rows(f"Δ A − B  ({comp.b.name}, by {comp.sync})", rows)
+                color = theme.curve_color(d.curve.color)
+                for j in range(len(compared)):
+                    diff = compared.difference(d.curve.key, j)
+                    if diff is None:
+                        continue
+                    d.diffs.append((j, diff, pg.mkPen(color, width=1, style=compare_style(j))))
+                    label = f"{d.curve.label} ({LETTERS[ref]} − {LETTERS[j]})" if many else d.curve.label
+                    rows.append((label, color, j != 0))
+            title = (f"Δ A − B  ({compared.members[0].b.name}, by {compared.sync})" if not many else
+                     f"Δ {compared.label(ref)} − others  (by {compared.sync})")
+            self.diff_legend.set_rows(title, rows)
+            if self.unit:
+                self.diff_item.setLabel("left", f"Δ [{self.unit}]")
         rows = []
         for d in self.drawn:
             color = theme.curve_color(d.curve.color)
             rows.append((d.curve.label, color, False))
-            if d.overlay is not None:
-                rows.append((f"{d.curve.label} (B)", color.darker(110), True))
-        self.legend.set_rows(plot.title, rows)
+            for ov in d.overlays:
+                rows.append((f"{d.curve.label} ({LETTERS[ov.j]})", _shade(color, ov.j), True))
+        self.legend.set_rows(plot.title + (f"  [{self.unit}]" if self.unit else ""), rows)
+        if self.unit:
+            self.item.setLabel("left", f"[{self.unit}]")
         self._remove_action = QAction("Remove this plot", self.item.getViewBox().menu)
         self._remove_action.triggered.connect(lambda: ws.plots.remove_plot(plot))
         self.item.getViewBox().menu.addAction(self._remove_action)
+
+    def _unit(self) -> str:
+        """The unit every curve shares ("" when they differ or have none)."""
+        ws = self.stack.workspace
+        if ws.session is None:
+            return ""
+        units: set[str | None] = set()
+        for d in self.drawn:
+            obj = ws.session.recording.objects[d.curve.key.object_index]
+            units.add(unit_of(obj.cls, d.curve.key.attribute) if obj.cls is not None else None)
+        return (units.pop() or "") if len(units) == 1 else ""
+
+    def _common_names(self) -> ValueNames | None:
+        """Value names every curve shares (gears, one enum): the value axis then reads them."""
+        kinds = {d.names for d in self.drawn}
+        return kinds.pop() if len(kinds) == 1 else None
 
     # ------------------------------------------------------------------ construction helpers
 
@@ -294,6 +424,8 @@ class PlotPanel:
     def _style(self, item: pg.PlotItem) -> None:
         item.showGrid(x=True, y=True, alpha=theme.GRID_ALPHA)
         item.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
+        # Values as recorded: no "(x0.001)" rescaling beside the unit label.
+        item.getAxis("left").enableAutoSIPrefix(False)
         item.setMenuEnabled(True)
         item.hideButtons()
         vb = item.getViewBox()
@@ -331,9 +463,10 @@ class PlotPanel:
         main: list[tuple[np.ndarray, np.ndarray, QPen]] = []
         diff: list[tuple[np.ndarray, np.ndarray, QPen]] = []
         for d in self.drawn:
-            for data, pen, out, target in ((d.overlay, d.overlay_pen, main, self.item),
-                                           (d.data, d.pen, main, self.item),
-                                           (d.diff, d.pen, diff, self.diff_item)):
+            parts = [(ov.on_a, ov.pen, main, self.item) for ov in d.overlays]
+            parts.append((d.data, d.pen, main, self.item))
+            parts += [(data, pen, diff, self.diff_item) for _, data, pen in d.diffs]
+            for data, pen, out, target in parts:
                 if data is None or pen is None or target is None:
                     continue
                 xs, ys = step_points(data.frames, data.values, x0, x1, width, hold_until)
@@ -351,23 +484,30 @@ class PlotPanel:
             if not np.isfinite(lo):
                 continue
             pad = 0.06 * (hi - lo) if hi > lo else max(abs(hi) * 0.05, 1e-9)
+            if target is self.item and self.names is not None:
+                pad = max(pad, 0.3)
             target.getViewBox().setYRange(lo - pad, hi + pad, padding=0)
+        if self.names is not None:
+            lo, hi = self.item.getViewBox().viewRange()[1]
+            ticks = self.names.ticks(lo, hi)
+            self.item.getAxis("left").setTicks([ticks] if ticks else None)
 
     def set_frame(self, frame: int) -> None:
         """Move the cursors and read every curve at ``frame``."""
         self.cursor.setValue(frame)
-        comp = self.stack.workspace.comparison
         values = []
-        fb = comp.frame_b(frame) if comp is not None else frame
+        fb: dict[int, int] = {}
         for d in self.drawn:
-            values.append(_fmt(d.data.value_at(frame)) if d.data is not None else "n/a")
-            if d.overlay is not None and d.b_data is not None:
-                values.append(_fmt(d.b_data.value_at(fb)))
+            values.append(d.text(d.data.value_at(frame)) if d.data is not None else "n/a")
+            for ov in d.overlays:
+                if ov.j not in fb:
+                    fb[ov.j] = ov.comparison.frame_b(frame)
+                values.append(d.text(ov.b_data.value_at(fb[ov.j])) if ov.b_data is not None else "n/a")
         self.legend.set_values(values)
         if self.diff_item is not None and self.diff_cursor is not None and self.diff_legend is not None:
             self.diff_cursor.setValue(frame)
-            self.diff_legend.set_values([_fmt(d.diff.value_at(frame))
-                                         for d in self.drawn if d.diff is not None])
+            self.diff_legend.set_values([_fmt(data.value_at(frame))
+                                         for d in self.drawn for _, data, _ in d.diffs])
 
     def cursor_values(self) -> list[float]:
         """Each A curve's value at the cursor (what the legend shows), for tests and tools."""
@@ -412,6 +552,9 @@ class PlotStack(QWidget):
         super().__init__(parent)
         self.workspace = workspace
         self.show_difference = True
+        #: "time" (ticks in seconds) or "frame" (frame numbers) on the shared x axis.
+        self.x_axis = "time"
+        self._time_table: tuple[object, tuple[np.ndarray, np.ndarray] | None] | None = None
         self.attribute = QLineEdit()
         self.attribute.setPlaceholderText("Class.attribute to plot, e.g. TireForce.lngForce[z]  (Enter)")
         self._names = QStringListModel(self)
@@ -431,6 +574,12 @@ class PlotStack(QWidget):
         self.sync_box = QComboBox()
         self.sync_box.addItem("sync by frame", "frame")
         self.sync_box.addItem("sync by time", "time")
+        self.reference_box = QComboBox()
+        self.reference_box.setToolTip("Differences are taken against this recording")
+        self.x_box = QComboBox()
+        self.x_box.addItem("x: time [s]", "time")
+        self.x_box.addItem("x: frame", "frame")
+        self.x_box.setToolTip("The x axis: simulated time in seconds, or frame numbers")
         self.message = QLabel()
         self.message.setStyleSheet(f"color: {theme.ERROR}")
         bar = QHBoxLayout()
@@ -441,7 +590,9 @@ class PlotStack(QWidget):
         bar.addWidget(self.plot_button)
         bar.addWidget(self.clear_button)
         bar.addWidget(self.diff_box)
+        bar.addWidget(self.reference_box)
         bar.addWidget(self.sync_box)
+        bar.addWidget(self.x_box)
         self.canvas = _Canvas(self)
         self.canvas.ci.setSpacing(2)
         self.canvas.ci.setContentsMargins(2, 2, 8, 2)
@@ -469,6 +620,8 @@ class PlotStack(QWidget):
         self.clear_button.clicked.connect(workspace.plots.clear)
         self.diff_box.toggled.connect(self._on_diff_toggled)
         self.sync_box.currentIndexChanged.connect(self._on_sync)
+        self.reference_box.currentIndexChanged.connect(self._on_reference)
+        self.x_box.currentIndexChanged.connect(lambda i: self.set_x_axis(self.x_box.itemData(i)))
         self.canvas.scene().sigMouseClicked.connect(self._on_click)
         workspace.plots.plot_added.connect(lambda _p: self.rebuild())
         workspace.plots.plot_removed.connect(lambda _p: self.rebuild())
@@ -497,12 +650,46 @@ class PlotStack(QWidget):
     def _on_comparison(self, comparison: Comparison | None) -> None:
         self.diff_box.setVisible(comparison is not None)
         self.sync_box.setVisible(comparison is not None)
+        compared = self.workspace.compared
+        self.reference_box.setVisible(compared is not None and len(compared) > 1)
+        self.reference_box.blockSignals(True)
+        self.reference_box.clear()
+        if compared is not None:
+            for j in range(len(compared)):
+                self.reference_box.addItem(f"Δ against {compared.label(j)}", j)
+            self.reference_box.setCurrentIndex(compared.reference)
+        self.reference_box.blockSignals(False)
         if comparison is not None:
             self.sync_box.blockSignals(True)
             self.sync_box.setCurrentIndex(0 if comparison.sync == "frame" else 1)
             self.sync_box.blockSignals(False)
-            comparison.sync_changed.connect(lambda _m: self.rebuild())
         self.rebuild()
+
+    def time_table(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(distinct times, the first frame at each) of the open recording, for the time axis;
+        None without at least two distinct times."""
+        tb = self.workspace.timeline.timebase
+        if self._time_table is None or self._time_table[0] is not tb:
+            table = None
+            if len(tb.seconds) >= 2:
+                times, first = np.unique(tb.seconds, return_index=True)
+                if len(times) >= 2:
+                    table = (times, first.astype(np.float64))
+            self._time_table = (tb, table)
+        return self._time_table[1]
+
+    def set_x_axis(self, mode: str) -> None:
+        """Label the x axis in seconds (``"time"``) or frame numbers (``"frame"``)."""
+        if mode not in X_AXIS_MODES:
+            raise ValueError(f"x axis {mode!r}: expected one of {', '.join(X_AXIS_MODES)}")
+        self.x_axis = mode
+        self.x_box.blockSignals(True)
+        self.x_box.setCurrentIndex(X_AXIS_MODES.index(mode))
+        self.x_box.blockSignals(False)
+        self.rebuild()
+
+    def x_label(self) -> str:
+        return "time [s]" if self.x_axis == "time" and self.time_table() is not None else "frame"
 
     def rebuild(self) -> None:
         """Recreate the panels from the plots model (after plots or comparison changed)."""
@@ -531,7 +718,7 @@ class PlotStack(QWidget):
                 if not is_bottom:
                     ax.setHeight(8)
             if last:
-                panel.items()[-1].setLabel("bottom", "frame")
+                panel.items()[-1].setLabel("bottom", self.x_label())
         has = bool(self.panels)
         self.canvas.setVisible(has)
         self.placeholder.setVisible(not has)
@@ -599,10 +786,14 @@ class PlotStack(QWidget):
         self.rebuild()
 
     def _on_sync(self, index: int) -> None:
-        comp = self.workspace.comparison
-        if comp is not None:
-            comp.sync = self.sync_box.itemData(index)
+        if self.workspace.compared is not None:
+            self.workspace.set_sync(self.sync_box.itemData(index))
             self.workspace.timeline.frame_changed.emit(self.workspace.timeline.frame)
+
+    def _on_reference(self, index: int) -> None:
+        compared = self.workspace.compared
+        if compared is not None and index >= 0:
+            compared.reference = int(self.reference_box.itemData(index))
 
     def panel_at(self, scene_pos: QPointF) -> PlotPanel | None:
         for panel in self.panels:

@@ -8,6 +8,7 @@ double-clicked to plot, or plotted for every wheel of the vehicle from the conte
 
 from __future__ import annotations
 
+import html
 import json
 
 from PySide6.QtCore import QMimeData, Qt, Signal
@@ -87,8 +88,8 @@ class PropertyView(QWidget):
         top.addWidget(self.forward_button)
         top.addWidget(self.title, 1)
         self.tree = _Tree(self)
-        self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["Attribute", "Value", "Type"])
+        self.tree.setColumnCount(4)
+        self.tree.setHeaderLabels(["Attribute", "Value", "Unit", "Type"])
         self.tree.setUniformRowHeights(True)
         self.tree.setDragEnabled(True)
         self.tree.setDragDropMode(QTreeWidget.DragDropMode.DragOnly)
@@ -98,6 +99,7 @@ class PropertyView(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.setColumnWidth(0, 165)
         self.hint = QLabel(f"<span style='background:{theme.SET_HERE}; color:{theme.SET_HERE_TEXT}'>"
                            "&nbsp;highlighted&nbsp;</span> = written in this frame · "
@@ -150,6 +152,13 @@ class PropertyView(QWidget):
             raise KeyError(name)
         return item.text(1)
 
+    def unit_text(self, name: str) -> str:
+        """The unit the view shows for attribute ``name`` ("" without one; KeyError: no such row)."""
+        item = self.row_item(name)
+        if item is None:
+            raise KeyError(name)
+        return item.text(2)
+
     def is_highlighted(self, name: str) -> bool:
         """True when the row of ``name`` is marked as written in the current frame."""
         item = self.row_item(name)
@@ -172,9 +181,10 @@ class PropertyView(QWidget):
         rows = ws.properties.rows(obj, frame)
         self.tree.setUpdatesEnabled(False)
         for row in rows:
-            item = QTreeWidgetItem([row.name, "", row.type_text])
+            item = QTreeWidgetItem([row.name, "", row.unit, row.type_text])
             item.setData(0, ROW_ROLE, row.name)
             item.setForeground(2, QBrush(QColor(theme.DIM_TEXT)))
+            item.setForeground(3, QBrush(QColor(theme.DIM_TEXT)))
             self._items.append(item)
             self.tree.addTopLevelItem(item)
             self._apply(item, row, None, frame)
@@ -191,9 +201,10 @@ class PropertyView(QWidget):
             where = f" · {w.label + ' of ' if w else ''}{v.name}"
         elif v is not None:
             where = f" · vehicle {v.name}"
-        life = f"frames {lifetime_text(obj)}"
-        return (f"<b>{name}</b> <span style='color:{theme.DIM_TEXT}'>{cname} · 0x{obj.handle:x} · {life}"
-                f"{where}</span>")
+        life = f"frames {lifetime_text(obj, ws.session.last_frame)}" if ws.session else ""
+        path = html.escape(ws.session.path_of(obj)) if ws.session else ""
+        return (f"<b>{html.escape(name)}</b> <span style='color:{theme.DIM_TEXT}'>{cname} · "
+                f"0x{obj.handle:x} · {life}{html.escape(where)}<br>{path}</span>")
 
     def refresh(self, frame: int | None = None) -> None:
         """Update values for the current frame (rows keep their place; only changes are drawn)."""
@@ -216,7 +227,7 @@ class PropertyView(QWidget):
             item.setToolTip(1, row.text if len(row.text) > 40 else "")
         if old is None or old.set_here != row.set_here:
             brush = QBrush(QColor(theme.SET_HERE)) if row.set_here else QBrush()
-            for c in range(3):
+            for c in range(4):
                 item.setBackground(c, brush)
             item.setData(1, Qt.ItemDataRole.UserRole, row.set_here)
             if row.set_here and item.data(1, TARGET_ROLE) is None:

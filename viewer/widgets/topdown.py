@@ -269,7 +269,9 @@ class TopDownView(QWidget):
 
     def set_frame(self, frame: int) -> None:
         model = self.workspace.topdown
-        if model is None or self.fleet is None:
+        # A new recording resets the timeline before session_changed rebuilds the items: items
+        # of the previous recording's vehicles must not be fed the new one's frames.
+        if model is None or self.fleet is None or self.fleet.model is not model:
             return
         ff = model.frame_at(frame)
         self.frame = ff

@@ -1,0 +1,329 @@
+"""Issue 17's viewer part, offscreen: the start view, names instead of handles, the attribute
+filter, full frame ranges, A − B clipped to common frames, gear and enum names, units and the
+time axis, three recordings compared at once, and plot layouts saved, loaded and given with
+``--layout``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+
+from pvdkit.types import PvdError
+from tests.viewer.conftest import DATA, FIXTURE, write_recording
+from viewer.model.compare import ComparisonSet
+from viewer.model.downsample import zoh_values
+from viewer.model.layout import Layout
+from viewer.model.series import CurveKey
+from viewer.model.session import RecordingSession, object_tree
+from viewer.model.values import gear_name
+from viewer.widgets import theme
+from viewer.widgets.main_window import MainWindow
+
+DEV_DRIVE = DATA / "dev_drive.h5"
+SPEED = "WheelRigidBodyState.correctedRotationSpeed"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def sedan(tmp_path_factory) -> Path:
+    """simcore's sedan, recorded in PhysX's layout (two frames per step)."""
+    from simcore.cli.record import record
+
+    out = tmp_path_factory.mktemp("sedan") / "sedan.h5"
+    record("sedan", "accelerate", duration=0.5, out=out)
+    return out
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    theme.apply(QApplication.instance())
+    made: list[MainWindow] = []
+
+    def make(path: Path | None = DEV_DRIVE, settings: str = "viewer.ini") -> MainWindow:
+        win = MainWindow(settings=QSettings(str(tmp_path / settings), QSettings.Format.IniFormat))
+        qtbot.addWidget(win)
+        win.resize(1400, 900)
+        win.show()
+        if path is not None:
+            win.open_file(str(path), wait=True)
+        made.append(win)
+        return win
+
+    return make
+
+
+# ------------------------------------------------------------------ 1. the start view
+
+
+@pytest.mark.parametrize("which", ["physx", "simcore"])
+def test_opens_on_the_first_vehicle_with_its_wheel_speeds(window, sedan, which):
+    win = window(DEV_DRIVE if which == "physx" else sedan)
+    ws = win.workspace
+    first = ws.session.vehicles[0]
+    assert ws.selection.current is first.obj and win.properties.object is first.obj
+    (panel,) = win.plots.panels
+    assert panel.plot.spec == SPEED
+    assert [d.curve.label for d in panel.drawn] == [w.label for w in first.wheels]
+    expected = [w.part("WheelRigidBodyState").index for w in first.wheels]
+    assert [d.curve.key.object_index for d in panel.drawn] == expected
+    assert all(d.data is not None and len(d.data) > 10 for d in panel.drawn)
+    assert panel.unit == "rad/s" and panel.item.getAxis("left").labelText == "[rad/s]"
+    assert win.plots.placeholder.isHidden()
+
+
+def test_no_vehicle_no_start_plots(window, tmp_path):
+    from pvdkit.streams import OvdFileStream
+    from pvdkit.types import DataType
+    from pvdkit.writer import OmniPvdWriter
+
+    path = tmp_path / "probe.ovd"
+    w = OmniPvdWriter(OvdFileStream(path))
+    cls = w.register_class("Probe")
+    value = w.register_attribute(cls, "value", DataType.FLOAT32, 1)
+    w.create_object(1, cls, 0x10, "probe")
+    for f in range(3):
+        w.start_frame(1, f + 1)
+        w.set_attribute(1, 0x10, value, np.float32(f))
+        w.stop_frame(1, f + 1)
+    w.close()
+    win = window(path)
+    assert win.plots.panels == [] and not win.plots.placeholder.isHidden()
+
+
+# ------------------------------------------------------------------ 2–4. names, filter, frames
+
+
+def test_handles_read_as_paths_and_units_show(window):
+    win = window()
+    ws = win.workspace
+    basic = ws.session.vehicle_named("/World/Basic")
+    pv = win.properties
+    assert pv.value_text("rigidBodyState") == "/World/Basic/RigidBodyState"
+    wheels = pv.row_item("wheelAttachmentSet")
+    assert [wheels.child(i).text(1) for i in range(4)] == [f"/World/Basic/wheel {i}" for i in range(4)]
+    assert "/World/Basic" in pv.title.text()
+    assert "0x" not in pv.value_text("rigidBodyState")
+    pv.follow("rigidBodyState")
+    assert ws.selection.current is basic.part("RigidBodyState")
+    ws.select(basic.wheels[1].part("WheelRigidBodyState"))
+    assert pv.unit_text("correctedRotationSpeed") == "rad/s" and pv.unit_text("rotationAngle") == "rad"
+    assert win.properties.title.text().count("/World/Basic/wheel 1/WheelRigidBodyState") == 1
+
+
+def test_filter_finds_attributes_and_expands_to_them(window, qtbot):
+    win = window()
+    tree = win.objects
+    tree.filter.setText("rotationSpeed")
+    tree.rebuild()
+    shown = []
+    for i in range(tree.tree.topLevelItemCount()):
+        stack = [tree.tree.topLevelItem(i)]
+        while stack:
+            item = stack.pop()
+            shown.append(item)
+            stack.extend(item.child(k) for k in range(item.childCount()))
+    labels = {it.text(0) for it in shown}
+    # The wheel states (correctedRotationSpeed) and the engine (rotationSpeed), nothing else.
+    assert "WheelRigidBody1dState0" in labels and "EngineState" in labels
+    assert not any(lbl.startswith(("TireForce", "SuspensionState")) for lbl in labels)
+    # Expanded down to the objects: the first wheel state row is visible under its wheel.
+    state = next(it for it in shown if it.text(0) == "WheelRigidBody1dState0")
+    parent = state.parent()
+    while parent is not None:
+        assert parent.isExpanded()
+        parent = parent.parent()
+    # The model: every object listed under a class has the attribute.
+    (classes,) = [n for n in object_tree(win.workspace.session, "rotationspeed") if n.label == "Classes"]
+    for cn in classes.children:
+        for node in cn.children:
+            assert any("rotationspeed" in p.lower() for p in node.obj.cls.paths)
+
+
+def test_frames_column_shows_full_ranges(window):
+    win = window()
+    session = win.workspace.session
+    assert session.n_frames == 961
+    item = win.objects.item_of(session.vehicles[0].obj)
+    assert item.text(1) == "0–960"
+    texts = {n.lifetime for root in object_tree(session) for n in root.walk() if n.obj is not None}
+    assert "0–960" in texts and not any("…" in t or "start" in t for t in texts)
+
+
+# ------------------------------------------------------------------ 5. A − B clipped
+
+
+def test_difference_only_where_both_recordings_have_frames(tmp_path):
+    a = RecordingSession.open(write_recording(tmp_path / "a.ovd", 40, 10_000_000))
+    b = RecordingSession.open(write_recording(tmp_path / "b.ovd", 25, 10_000_000, scale=2.0))
+    cs = ComparisonSet(a)
+    comp = cs.add(b)
+    key = CurveKey(a.find("probe").index, "value")
+    d = comp.difference(key)
+    full = zoh_values(d.frames, d.values, np.arange(40))
+    t = a.timebase.seconds
+    np.testing.assert_allclose(full[:25], t[:25] - 2 * t[:25], atol=1e-12)
+    assert np.isnan(full[25:]).all()  # no A − (B's last value held) past B's end
+    np.testing.assert_array_equal(cs.difference(key, 1).values, d.values)
+    assert cs.difference(key, 0) is None  # the reference against itself
+    # By time: the same clip from B's time span.
+    comp.sync = "time"
+    full = zoh_values(*(lambda c: (c.frames, c.values))(comp.difference(key)), np.arange(40))
+    assert np.isfinite(full[:25]).all() and np.isnan(full[25:]).all()
+
+
+# ------------------------------------------------------------------ 6. gear and enum names
+
+
+def test_gear_names():
+    assert [gear_name(i) for i in range(5)] == ["reverse", "neutral", "first", "second", "third"]
+    assert gear_name(13) == "gear 12" and gear_name(0, neutral=2) == "reverse 2"
+
+
+def test_gears_and_enums_by_name_in_properties_and_plots(window):
+    win = window()
+    ws = win.workspace
+    rec = ws.session.recording
+    gearbox = rec.objects_of_class("GearboxState")[0]
+    ws.select(gearbox)
+    ws.timeline.set_frame(900)
+    raw = int(rec.value_at(gearbox, "currentGear", 900))
+    assert raw == 3
+    assert win.properties.value_text("currentGear") == "second (3)"
+    ws.plots.clear()
+    ws.plot("GearboxState.currentGear", context=gearbox)
+    (panel,) = win.plots.panels
+    assert panel.legend.values == ["second (3)"]
+    ticks = panel.item.getAxis("left")._tickLevels
+    assert ticks and ("second" in [name for _, name in ticks[0]])
+    # A registered enum plotted: its name at the cursor, its names on the axis.
+    cmd = rec.objects_of_class("DirectDriveTransmissionCommandState")[0]
+    ws.plots.clear()
+    ws.plot("DirectDriveTransmissionCommandState.gear", context=cmd)
+    (panel,) = win.plots.panels
+    assert panel.legend.values == ["forward (2)"]
+    assert {"reverse", "neutral", "forward"} >= {n for _, n in panel.item.getAxis("left")._tickLevels[0]}
+
+
+# ------------------------------------------------------------------ 9. time axis
+
+
+def test_time_axis_in_seconds_with_frames_as_an_option(window):
+    win = window()
+    stack = win.plots
+    assert stack.x_axis == "time" and stack.panels[-1].items()[-1].getAxis("bottom").labelText == "time [s]"
+    axis = stack.panels[0].item.getAxis("bottom")
+    levels = axis.tickValues(0, 960, 800)
+    seconds = win.workspace.timeline.timebase.seconds
+    labels = []
+    for spacing, positions in levels:
+        texts = axis.tickStrings(positions, 1, spacing)
+        # Each tick sits at the first frame reaching its time, and reads that time.
+        for pos, text in zip(positions, texts, strict=True):
+            assert seconds[int(round(pos))] == pytest.approx(float(text), abs=0.02)
+        labels += texts
+    assert "1" in labels and "8" in labels and max(float(t) for t in labels) <= 8.01
+    stack.set_x_axis("frame")
+    assert stack.panels[-1].items()[-1].getAxis("bottom").labelText == "frame"
+    assert axis.tickValues(0, 960, 800) != levels or stack.panels[0].item.getAxis("bottom") is not axis
+
+
+# ------------------------------------------------------------------ 7. three recordings
+
+
+def test_three_recordings_compared(window, tmp_path):
+    a = write_recording(tmp_path / "a.ovd", 40, 10_000_000)
+    b = write_recording(tmp_path / "b.ovd", 30, 10_000_000, scale=2.0)
+    c = write_recording(tmp_path / "c.ovd", 20, 10_000_000, scale=3.0)
+    win = window(a)
+    win.open_file(str(b), compare=True, wait=True)
+    win.open_file(str(c), compare=True, wait=True)
+    ws = win.workspace
+    assert [x.b.name for x in ws.comparisons] == ["b.ovd", "c.ovd"] and "vs b.ovd, c.ovd" in win.windowTitle()
+    ws.plots.clear()
+    ws.plot("Probe.value")
+    (panel,) = win.plots.panels
+    (d,) = panel.drawn
+    assert [ov.j for ov in d.overlays] == [1, 2] and [j for j, _, _ in d.diffs] == [1, 2]
+    ws.timeline.set_frame(9)  # t = 0.1 s: A 0.1, B 0.2, C 0.3
+    assert panel.legend.values == ["0.1", "0.2", "0.3"]
+    assert panel.diff_legend.values == ["-0.1", "-0.2"]  # A − B, A − C
+    ws.timeline.set_frame(25)  # past C's end: A − C is not drawn there
+    assert panel.diff_legend.values[1] == "—" and panel.diff_legend.values[0] != "—"
+    # B as the reference: B − A and B − C.
+    win.plots.reference_box.setCurrentIndex(1)
+    (panel,) = win.plots.panels
+    assert [j for j, _, _ in panel.drawn[0].diffs] == [0, 2]
+    ws.timeline.set_frame(9)
+    assert panel.diff_legend.values == ["0.1", "-0.1"]
+    assert "B: b.ovd" in panel.diff_legend.title
+
+
+# ------------------------------------------------------------------ 8. layouts
+
+
+def test_layout_round_trip_file_and_user_settings(window, tmp_path, sedan):
+    win = window()
+    ws = win.workspace
+    basic = ws.session.vehicle_named("/World/Basic")
+    ws.plot("SuspensionState.jounce", vehicle=basic)
+    plot = ws.plots.add_plot("engine")
+    engine = ws.session.vehicle_named("/World/Standard").part("EngineState")
+    ws.plots.add_curve(plot, engine, "rotationSpeed", None, "engine")
+    before = [(p.title, [(c.key, c.label) for c in p.curves]) for p in ws.plots.plots]
+    assert len(before) == 3
+    path = tmp_path / "layout.json"
+    win.save_layout(str(path))
+    data = json.loads(path.read_text())
+    assert data["format"] == "pvdkit-viewer-layout"
+    assert data["panes"][2]["curves"][0]["object"] == "/World/Standard/EngineState"
+    ws.plots.clear()
+    assert win.load_layout(str(path)) == []
+    assert [(p.title, [(c.key, c.label) for c in p.curves]) for p in ws.plots.plots] == before
+    # Per user: closing remembers the layout; the next window (same settings) opens on it.
+    win.close()
+    again = window()
+    assert [(p.title, [(c.key, c.label) for c in p.curves]) for p in again.workspace.plots.plots] == before
+    # On another recording the specs give the same plots for its vehicle; the engine pane is
+    # reported (simcore's sedan has no /World/Standard).
+    problems = again.workspace.apply_layout(Layout.from_json(path.read_text()))
+    assert problems == []
+    again.open_file(str(sedan), wait=True)
+    titles = [p.title for p in again.workspace.plots.plots]
+    assert titles[:2] == [f"{SPEED} · sedan", "SuspensionState.jounce · sedan"]
+    with pytest.raises(PvdError, match="not a viewer layout"):
+        Layout.from_json('{"panes": []}', "x.json")
+
+
+def test_view_layout_option_renders_that_layout(tmp_path):
+    layout = Layout.from_json(json.dumps({"format": "pvdkit-viewer-layout", "version": 1, "panes": [
+        {"title": "jounce", "spec": "SuspensionState.jounce", "curves": []},
+        {"title": "engine", "curves": [{"object": "/World/Standard/EngineState", "attribute": "rotationSpeed",
+                                        "component": None, "label": "engine"}]}]}))
+    path = tmp_path / "layout.json"
+    path.write_text(layout.to_json())
+    shot = tmp_path / "shot.png"
+    run = subprocess.run([sys.executable, "-m", "viewer", str(FIXTURE), "--layout", str(path), "--screenshot",
+                          str(shot), "--size", "900x600"], capture_output=True, text=True, cwd=ROOT,
+                         env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert shot.stat().st_size > 1000
+    from viewer.app import ViewOptions, apply_options
+
+    win = MainWindow(settings=QSettings(str(tmp_path / "v.ini"), QSettings.Format.IniFormat))
+    try:
+        apply_options(win, ViewOptions(files=[str(FIXTURE)], layout=str(path)))
+        titles = [p.title for p in win.workspace.plots.plots]
+        assert titles == ["SuspensionState.jounce · /World/Basic", "engine"]
+        bad = tmp_path / "bad.json"
+        bad.write_text("[]")
+        with pytest.raises(PvdError, match="not a viewer layout"):
+            apply_options(win, ViewOptions(files=[str(FIXTURE)], layout=str(bad)))
+    finally:
+        win.close()
