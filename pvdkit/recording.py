@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 
 from pvdkit.index.builder import read_ovd_data
+from pvdkit.index.growing import GrowingIndex
+from pvdkit.index.stream import BytesLike, Chunk, StreamParser
 from pvdkit.index.tables import (
     FAMILY_LIST,
     FAMILY_SET,
@@ -73,6 +75,7 @@ __all__ = [
     "Class",
     "Frames",
     "ListSeries",
+    "LiveRecording",
     "Message",
     "Object",
     "Recording",
@@ -971,6 +974,12 @@ class Recording:
             warnings.warn(data.error, PvdWarning, stacklevel=2)
         return cls(data)
 
+    @staticmethod
+    def stream(source_name: str = "<stream>") -> LiveRecording:
+        """An empty recording to be fed an ``.ovd`` stream as it arrives (:class:`LiveRecording`:
+        ``feed(bytes)``); it answers every query of this class over what it received so far."""
+        return LiveRecording(source_name)
+
     def preload(self, other: Recording | None = None) -> None:
         """Read the samples of every series into memory in bulk, for tools that will read them
         all (``pvdkit diff``, converters): an HDF5 recording is read with one read per pool
@@ -1389,3 +1398,145 @@ def _dotted(chain: tuple[Attribute, ...], handles: tuple[int, ...]) -> str:
     if sum(len(a.name) for a in chain) + len(chain) - 1 > MAX_PATH_NAME:
         return "/".join(str(h) for h in handles)
     return ".".join(a.name for a in chain)
+
+
+# ============================================================================================
+# A recording that grows as its stream arrives
+# ============================================================================================
+
+
+def _series_key(obj: int, pid: int, family: int) -> int:
+    return (obj << 33) | (pid << 1) | family
+
+
+class LiveRecording(Recording):
+    """A :class:`Recording` fed an ``.ovd`` stream in pieces (:meth:`feed`), or chunks already
+    parsed elsewhere (:meth:`append`), that answers every query over what it received so far.
+
+    Why: the listener, the viewer and users' own tools watch a running simulation through one
+    model. A piece costs time in proportion to its bytes (:class:`~pvdkit.index.stream.StreamParser`
+    tokenizes only it, :class:`~pvdkit.index.growing.GrowingIndex` appends it); nothing received
+    earlier is parsed or indexed again. Ids of objects, paths and series equal those of
+    :meth:`Recording.open` on the same bytes.
+
+    Growing in place: ``objects`` gains lifetimes (``destroyed`` is set when the destroy
+    arrives), ``frames`` is replaced by one holding the new frames, ``time_base`` is read again
+    on next use. A :class:`Series` already returned keeps the samples it had; ask again for
+    the new ones. New class registrations rebuild the registry (objects are given the new
+    :class:`Class` objects). Damage (``error``) stops the growth: everything before it stays.
+    :meth:`snapshot` gives a plain :class:`Recording` that later pieces leave unchanged.
+    """
+
+    def __init__(self, source_name: str = "<stream>") -> None:
+        self.parser = StreamParser(source_name)
+        self._index = GrowingIndex(source_name)
+        super().__init__(self._index.data())
+        self._sid_of: dict[int, int] = {}
+        self._object_sids: dict[int, list[int]] = {}
+        self._handle_lifetimes = {}
+
+    @property
+    def bytes_received(self) -> int:
+        """Stream bytes fed to :meth:`feed` (header included)."""
+        return self.parser.bytes_received
+
+    def feed(self, data: BytesLike) -> Chunk | None:
+        """Take the next bytes of the stream (any split); the commands they completed, now in
+        the model (None if none). :class:`~pvdkit.types.PvdError` for a header that is not
+        OmniPVD's; damage sets ``error`` and the rest of the stream is ignored."""
+        chunk = self.parser.feed(data)
+        if chunk is not None:
+            self.append(chunk)
+        if self.parser.error is not None:
+            self.error = self._index.error = self.parser.error
+            self._data.error = self.error
+        return chunk
+
+    def append(self, chunk: Chunk) -> None:
+        """Add the commands of a chunk parsed elsewhere (e.g. returned by
+        :meth:`pvdkit.live.LiveRecorder.feed`: one parse serves the file and the model). Chunks
+        must come in stream order, each once."""
+        table = chunk.table
+        if table.error is not None and not table.truncated and self._index.error is None:
+            end = table.valid_end  # name the damage by its stream offset, as the parser does
+            self._index.error = table.error.replace(f"offset {end}", f"offset {chunk.offset + end}", 1)
+        batch = self._index.append(chunk.data, table) if len(table) else None
+        self._grow(batch)
+
+    def finish(self) -> str | None:
+        """The stream ended: why it cannot be whole (damage, or a command cut at the end; also
+        kept in ``incomplete``), None when it ended after a complete command."""
+        reason = self.parser.finish()
+        if reason is not None and reason != self.error:
+            self.incomplete = self._data.incomplete = reason
+        return reason
+
+    def snapshot(self) -> Recording:
+        """A plain :class:`Recording` of what was received so far, unchanged by later pieces
+        (copies objects', frames' and series' columns; sample bytes are shared)."""
+        data = self._index.frozen()
+        data.incomplete = self.incomplete
+        return Recording(data)
+
+    def _grow(self, batch) -> None:
+        """Bring the query model up to date with one appended chunk (O(what it added))."""
+        d = self._index.data()
+        d.incomplete = self.incomplete
+        self._data = d
+        self.version = d.version
+        self.error = d.error
+        if batch is None:
+            return
+        if batch.registrations:
+            self._classes_by_handle, self._attributes = build_registry(d.registrations, self.source_name)
+            self.classes = {}
+            for c in self._classes_by_handle.values():
+                self.classes.setdefault(c.name, c)
+            for o, h in zip(self.objects, d.objects.cls.tolist(), strict=False):
+                o.cls = self._classes_by_handle.get(h) if h else None
+        new = batch.objects
+        for j, (h, nm, c, cx, cr) in enumerate(zip(new.handle.tolist(), new.name, new.cls.tolist(),
+                                                   new.context.tolist(), new.created.tolist(), strict=True)):
+            i = batch.object0 + j
+            de = int(d.objects.destroyed[i])
+            self.objects.append(Object(self, i, h, nm, self._classes_by_handle.get(c) if c else None, cx, cr,
+                                       None if de == NEVER else de))
+            self._handle_lifetimes.setdefault(h, []).append(i)
+        upd = batch.destroyed_updates
+        for i, f in zip(upd["object"].tolist(), upd["frame"].tolist(), strict=True):
+            self.objects[i].destroyed = f
+        self.frames = Frames(d.frames, lambda: self.time_base)
+        self.__dict__.pop("time_base", None)
+        self.messages = d.messages
+        self._paths = d.paths
+        for pid in range(batch.path0, batch.path0 + len(batch.paths)):
+            self._path_ids[self._paths[pid]] = pid
+        self._n_paths = max(len(self._paths), 1)
+        st = batch.series
+        keys = zip(st.object.tolist(), st.path.tolist(), st.family.tolist(), strict=True)
+        for j, (o, p, f) in enumerate(keys):
+            sid = batch.series0 + j
+            self._sid_of[_series_key(o, p, f)] = sid
+            self._object_sids.setdefault(o, []).append(sid)
+        if len(batch.attr_rows) or len(st):
+            self._cache.clear()  # cached series are missing this chunk's samples
+        self._blocks = None
+
+    def _sid(self, obj: Object, handles: tuple[int, ...], family: int) -> int:
+        pid = self._path_ids.get(handles)
+        return -1 if pid is None else self._sid_of.get(_series_key(obj.index, pid, family), -1)
+
+    def series_ids(self, objects: np.ndarray, paths: np.ndarray, family: np.ndarray) -> np.ndarray:
+        """Ids of the series (object index, path id, family) of each element, -1 where none
+        (a dictionary look-up each: the sorted keys of :class:`Recording` would be re-sorted
+        with every chunk)."""
+        get = self._sid_of.get
+        return np.array([get(_series_key(o, p, f), -1) for o, p, f in zip(
+            np.asarray(objects, np.int64).tolist(), np.asarray(paths, np.int64).tolist(),
+            np.asarray(family, np.int64).tolist(), strict=True)], np.int64)
+
+    def series_ids_of(self, obj: Object) -> np.ndarray:
+        """Ids of every series of an object, ordered by (path id, family) as in :class:`Recording`."""
+        sids = np.asarray(self._object_sids.get(obj.index, []), np.int64)
+        st = self._data.series
+        return sids[np.argsort(st.path[sids].astype(np.int64) * 2 + st.family[sids], kind="stable")]

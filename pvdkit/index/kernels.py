@@ -373,3 +373,20 @@ def gather_all(buf, attr_rows, attr_series, n_series, kind, offset, depth, data_
             flat[q + j] = buf[src + j]
         bfill[s] = q + nb
     return frames, ops, flat, sample_start, row_starts, byte_starts, smin, smax
+
+
+# ============================================================================================
+# Samples of one series in a growing index (:mod:`pvdkit.index.growing`)
+# ============================================================================================
+
+
+@njit(cache=True)
+def chain_rows(prev, last, n):
+    """The ``n`` sample rows of a series whose rows are linked backwards (``prev[r]`` is the
+    series' sample before row ``r``), ending at row ``last``: in stream order."""
+    out = np.empty(n, np.int64)
+    r = last
+    for i in range(n - 1, -1, -1):
+        out[i] = r
+        r = prev[r]
+    return out

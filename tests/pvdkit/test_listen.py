@@ -373,7 +373,7 @@ def test_random_pieces_give_the_same_commands_and_keep_the_cut_tail(stream, whol
 
 def test_a_command_split_over_many_pieces_is_tokenized_once(stream, whole, monkeypatch):
     """The cost of a piece is its bytes: a long command is not re-tokenized per piece."""
-    import pvdkit.live as live
+    import pvdkit.index.stream as live  # where StreamParser lives (pvdkit.live re-exports it)
 
     calls = []
     real = live.tokenize

@@ -1,0 +1,178 @@
+"""The growing query model (``Recording.stream()`` / :class:`LiveRecording`) against one-shot reads.
+
+Why these checks: a live model is only trustworthy if, at every instant, it is the recording of
+the bytes received so far — so it is compared with :meth:`Recording.open` of that prefix after
+every chunk, on a real recording (``tests/data/dev_drive.h5`` rebuilt as ``.ovd``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pvdkit.convert import convert
+from pvdkit.live import StreamParser
+from pvdkit.ovd.tokenizer import tokenize
+from pvdkit.recording import LiveRecording, Recording
+from pvdkit.types import Command, PvdError, PvdWarning
+
+DEV_DRIVE = "tests/data/dev_drive.h5"
+
+
+@pytest.fixture(scope="module")
+def stream(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """dev_drive as the ``.ovd`` bytes PhysX would have streamed."""
+    path = tmp_path_factory.mktemp("live") / "dev_drive.ovd"
+    convert(DEV_DRIVE, path)
+    return path.read_bytes()
+
+
+def _frame_cuts(data: bytes) -> list[int]:
+    """Offsets of every START_FRAME command: cutting there gives one frame per piece."""
+    t = tokenize(np.frombuffer(data, np.uint8))
+    return t.offset[t.kind == Command.START_FRAME].tolist()
+
+
+def _pieces(data: bytes, cuts: list[int]) -> list[bytes]:
+    bounds = [0, *cuts, len(data)]
+    return [data[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Deep equality of state values (numpy arrays element-wise, NaN equal to NaN)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        nan = a.dtype.kind == "f"
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=nan))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return type(a) is type(b) and a == b
+
+
+def _busiest_series(rec: Recording, n: int) -> list[tuple[int, str]]:
+    """(object index, attribute) of the ``n`` series with the most samples, for spot checks."""
+    st = rec.series_table()
+    sids = np.argsort(-st.count, kind="stable")[:n]
+    return [(int(st.object[s]), rec.path_name(int(st.path[s]))) for s in sids]
+
+
+def test_after_every_chunk_the_model_is_the_prefix_read_at_once(stream: bytes) -> None:
+    cuts = _frame_cuts(stream)[:120]  # 120 frame-sized pieces: each prefix re-read in full
+    whole = Recording.open(stream[: cuts[-1]])
+    watched = _busiest_series(whole, 4)
+    live = Recording.stream("dev_drive")
+    assert isinstance(live, LiveRecording) and len(live.frames) == 0 and live.version is None
+    for piece in _pieces(stream[: cuts[-1]], cuts[:-1]):
+        live.feed(piece)
+        prefix = Recording.open(stream[: live.parser.parsed_bytes])
+        assert len(live.frames) == len(prefix.frames)
+        assert np.array_equal(live.frames.stop, prefix.frames.stop)
+        assert np.array_equal(live.frames.stopped, prefix.frames.stopped)
+        assert [(o.handle, o.name, o.created, o.destroyed) for o in live.objects] == [
+            (o.handle, o.name, o.created, o.destroyed) for o in prefix.objects]
+        assert live.counts() == prefix.counts()
+        for index, attribute in watched:
+            if index >= len(prefix.objects):
+                continue
+            a = live.series(live.objects[index], attribute)
+            b = prefix.series(prefix.objects[index], attribute)
+            assert np.array_equal(a.frames, b.frames)
+            assert _same(a.raw, b.raw)
+    assert len(live.frames) == len(whole.frames) == 119
+
+
+def test_whole_stream_in_random_pieces_equals_the_one_shot_read(stream: bytes) -> None:
+    rng = np.random.default_rng(15)
+    live = Recording.stream()
+    at = 0
+    while at < len(stream):  # pieces of 1 byte to 64 KB: commands and the header split anywhere
+        n = int(rng.integers(1, 1 << int(rng.integers(1, 17))))
+        live.feed(stream[at : at + n])
+        at += n
+    assert live.finish() is None and live.error is None and live.incomplete is None
+    one = Recording.open(stream)
+    last = len(one.frames) - 1
+    assert len(live.frames) == len(one.frames) and len(live.objects) == len(one.objects)
+    assert live.counts() == one.counts()
+    assert set(live.classes) == set(one.classes)
+    for a, b in zip(live.objects, one.objects, strict=True):
+        assert (a.handle, a.name, a.created, a.destroyed) == (b.handle, b.name, b.created, b.destroyed)
+        assert (a.cls.name if a.cls else None) == (b.cls.name if b.cls else None)
+        assert _same(live.state_at(a, last), one.state_at(b, last)), a
+    st_live, st_one = live.series_table(), one.series_table()
+    for col in ("object", "path", "family", "context", "count"):
+        assert np.array_equal(getattr(st_live, col), getattr(st_one, col)), col
+    assert live.time_base.source == one.time_base.source
+    assert np.array_equal(live.time_base.seconds, one.time_base.seconds)
+
+
+def test_a_damaged_chunk_keeps_what_came_before_and_reports_where(stream: bytes) -> None:
+    cuts = _frame_cuts(stream)
+    damage_at = cuts[40] + 1  # inside frame 40, after its START_FRAME: an unknown command code
+    bad = bytearray(stream[: cuts[60]])
+    t = tokenize(np.frombuffer(bytes(bad), np.uint8))
+    damage_at = int(t.offset[np.searchsorted(t.offset, damage_at)])
+    bad[damage_at] = 0xEE
+    live = Recording.stream("damaged")
+    for piece in _pieces(bytes(bad), cuts[:60]):
+        live.feed(piece)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PvdWarning)
+        one = Recording.open(bytes(bad))
+    assert live.error is not None and f"offset {damage_at}" in live.error
+    assert one.error is not None and f"offset {damage_at}" in one.error
+    assert len(live.frames) == len(one.frames) == 41
+    last = len(one.frames) - 1
+    for a, b in zip(live.objects, one.objects, strict=True):
+        assert _same(live.state_at(a, last), one.state_at(b, last))
+    assert live.feed(stream[cuts[60] : cuts[61]]) is None and len(live.frames) == 41  # the rest is ignored
+    assert live.finish() == live.error and live.incomplete is None
+
+
+def test_a_snapshot_does_not_change_with_later_chunks(stream: bytes) -> None:
+    cuts = _frame_cuts(stream)
+    live = Recording.stream()
+    live.feed(stream[: cuts[30]])
+    snap = live.snapshot()
+    index, attribute = _busiest_series(snap, 1)[0]
+    before = snap.series(snap.objects[index], attribute)
+    frames, destroyed = len(snap.frames), [o.destroyed for o in snap.objects]
+    live.feed(stream[cuts[30] :])
+    again = snap.series(snap.objects[index], attribute)
+    assert len(snap.frames) == frames and [o.destroyed for o in snap.objects] == destroyed
+    assert np.array_equal(again.frames, before.frames) and _same(again.raw, before.raw)
+    grown = live.series(live.objects[index], attribute)
+    assert len(grown) > len(before)  # while the live model grew
+
+
+def test_chunks_parsed_elsewhere_grow_the_model_like_bytes(stream: bytes) -> None:
+    cuts = _frame_cuts(stream)[:80]
+    parser = StreamParser()
+    by_chunk, by_bytes = Recording.stream(), Recording.stream()
+    for piece in _pieces(stream[: cuts[-1]], cuts[:-1]):
+        chunk = parser.feed(piece)
+        if chunk is not None:
+            by_chunk.append(chunk)
+        by_bytes.feed(piece)
+    assert len(by_chunk.frames) == len(by_bytes.frames) == 79
+    last = len(by_bytes.frames) - 1
+    for a, b in zip(by_chunk.objects, by_bytes.objects, strict=True):
+        assert _same(by_chunk.state_at(a, last), by_bytes.state_at(b, last))
+
+
+def test_a_stream_cut_inside_a_command_says_so_and_a_foreign_header_raises(stream: bytes) -> None:
+    cuts = _frame_cuts(stream)
+    live = Recording.stream("cut")
+    live.feed(stream[: cuts[10] + 5])
+    reason = live.finish()
+    assert reason is not None and f"byte offset {cuts[10]}" in reason and live.incomplete == reason
+    assert len(live.frames) == 10
+    with pytest.raises(PvdError):
+        Recording.stream("web").feed(b"GET / HTTP/1.1\r\n\r\n")
