@@ -37,7 +37,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pvdkit.lazy import import_module
-from pvdkit.names import NORM, ObjectNames, Vehicle, Wheel, names_of, split_element, vehicles
+from pvdkit.names import (
+    NORM,
+    ObjectNames,
+    Vehicle,
+    Wheel,
+    check_element,
+    element_title,
+    names_of,
+    split_element,
+    vehicles,
+)
 from pvdkit.recording import Attribute, Class, Object, Series
 from pvdkit.recording import Recording as QueryRecording
 from pvdkit.types import PvdError
@@ -330,11 +340,9 @@ def _value_columns(rec: QueryRecording, spec: _Spec, parts: list[_Part]) -> dict
         return {f"|{spec.attr}|": [np.sqrt(sum(np.square(col.astype(np.float64)) for col in c))
                                    if c else np.zeros(0) for c in padded]}
     i = int(e)
-    if parts and i >= max(width, 1):
-        raise PvdError(f"{what} has {max(width, 1)} element{'s' if width > 1 else ''}; "
-                       f"element {i} is out of range")
-    title = f"{spec.attr}[{'xyzw'[i]}]" if width <= 4 and i < 4 else f"{spec.attr}[{i}]"
-    return {title: [c[i] for c in padded]}
+    if parts:
+        check_element(what, i, width)
+    return {element_title(spec.attr, i, width): [c[i] for c in padded]}
 
 
 def _titles(specs: list[_Spec], columns: list[list[str]]) -> list[list[str]]:

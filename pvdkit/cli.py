@@ -578,7 +578,7 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
     None when the recording's time base is unknown, the frame's raw timestamp, the object's
     handle, name and path), then one column per element (headers carry units,
     ``correctedRotationSpeed [rad/s]``), or just the selected element."""
-    from pvdkit.names import names_of, split_element
+    from pvdkit.names import element_title, names_of, split_element
     from pvdkit.units import unit_label, unit_of
 
     with _open(path) as rec:
@@ -621,7 +621,7 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
         if is_list:
             header = [*SERIES_COLUMNS, "op", attr]
         elif element is not None:
-            header = [*SERIES_COLUMNS, unit_label(_element_title(attr, element, width), unit)]
+            header = [*SERIES_COLUMNS, unit_label(element_title(attr, element, width), unit)]
             for _, _, cells in rows:
                 cells[3:] = [_element(cells[3:], element, f"{path}: {cls.name}.{attr}", width)]
         elif width <= 1 and leaf.count <= 1:
@@ -637,14 +637,6 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
         return header, out
 
 
-def _element_title(attr: str, element: int | str, width: int) -> str:
-    """``lngForce[z]`` (x/y/z/w for vectors of up to 4 elements), ``rest[5]``, ``|lngForce|``."""
-    if element == "norm":  # pvdkit.names.NORM
-        return f"|{attr}|"
-    i = int(element)
-    return f"{attr}[{'xyzw'[i]}]" if width <= 4 and i < 4 else f"{attr}[{i}]"
-
-
 def _element(cells: list[Any], element: int | str, what: str, width: int) -> Any:
     """The selected element of one sample (None where a shorter sample lacks it); the norm of
     a numeric vector. :class:`PvdError` for an element no sample has, or the norm of non-numbers."""
@@ -652,10 +644,10 @@ def _element(cells: list[Any], element: int | str, what: str, width: int) -> Any
         if not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cells):
             raise PvdError(f"{what} is not numeric; it has no norm")
         return float(np.sqrt(sum(float(c) * float(c) for c in cells)))
+    from pvdkit.names import check_element
+
     i = int(element)
-    if i >= max(width, 1):
-        raise PvdError(f"{what} has {max(width, 1)} element{'s' if width > 1 else ''}; "
-                       f"element {i} is out of range")
+    check_element(what, i, width)
     return cells[i] if i < len(cells) else None
 
 

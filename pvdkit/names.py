@@ -442,6 +442,22 @@ def parse_element(text: str) -> int | str | None:
     raise PvdError(f"element {text!r}: expected x, y, z, w, an element index or norm")
 
 
+def element_title(attr: str, element: int | str, width: int) -> str:
+    """The column title of a selected element, one spelling for the CLI and the tables:
+    ``lngForce[z]`` (x/y/z/w for vectors of up to 4 elements), ``rest[5]``, ``|lngForce|``."""
+    if element == NORM:
+        return f"|{attr}|"
+    i = int(element)
+    return f"{attr}[{'xyzw'[i]}]" if width <= 4 and i < 4 else f"{attr}[{i}]"
+
+
+def check_element(what: str, element: int, width: int) -> None:
+    """:class:`PvdError` naming ``what`` when ``element`` is past a ``width``-element value."""
+    if element >= max(width, 1):
+        raise PvdError(f"{what} has {max(width, 1)} element{'s' if width > 1 else ''}; "
+                       f"element {element} is out of range")
+
+
 def split_element(spec: str) -> tuple[str, int | str | None]:
     """``"TireForce.lngForce[z]"`` → ``("TireForce.lngForce", 2)``; no brackets → element None."""
     s = spec.strip()
