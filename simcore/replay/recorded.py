@@ -33,6 +33,7 @@ import simcore.frame as _frames
 from pvdkit.recording import Object, Recording
 from pvdkit.types import PvdError
 from simcore.frame import Frame
+from simcore.maths import quat_rotate_inv
 from simcore.replay.recorded_params import (
     DEFAULT_STICKY_DAMPING,
     VehicleGraph,
@@ -181,23 +182,6 @@ def _match(name: str, names: Sequence[str]) -> int | None:
 # ----------------------------------------------------------------------------------------------
 
 
-def _qrot(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rotate ``v`` by the unit quaternion ``q`` (xyzw)."""
-    u, w = q[:3], q[3]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
-
-
-def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Quaternion product ``a * b`` (xyzw)."""
-    av, aw, bv, bw = a[:3], a[3], b[:3], b[3]
-    return np.append(aw * bv + bw * av + np.cross(av, bv), aw * bw - av @ bv)
-
-
-def _conj(q: np.ndarray) -> np.ndarray:
-    return np.array([-q[0], -q[1], -q[2], q[3]])
-
-
 def _qrot_f32(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``PxQuat::rotate`` in float32, operation by operation."""
     x, y, z, w = (np.float32(c) for c in q)
@@ -267,7 +251,7 @@ def _pick_frame(src: Source, gravity: np.ndarray, graphs: list[VehicleGraph]) ->
             tire = src.link(w, "tireDirectionState", g.frame, g.label)
             d = src.floats(tire, "lngDir", g.frame, g.label, 3)
             if np.linalg.norm(d) > 0.5:
-                lng_votes.append(_qrot(_conj(q), d))
+                lng_votes.append(quat_rotate_inv(q, d))
             sp = src.link(w, "suspParams", g.frame, g.label)
             susp_dirs.append(src.floats(sp, "suspDir", g.frame, g.label, 3))
     if vrt is None and susp_dirs:
