@@ -8,7 +8,7 @@ tank, raw) it times, after a warm-up (numba compilation excluded):
   without recording or report), per recorded step;
 * ``open-loop + .h5``: the same while recording the replay (PhysX's layout) to an ``.h5``;
 * ``PhysX``: when ``ovphysx`` and PhysX's recording tool are available (``bench/physx_record.py``,
-  ``../shared/physx``), PhysX stepping the same scene under the same profile with OmniPVD
+  ``tools/physx``), PhysX stepping the same scene under the same profile with OmniPVD
   recording on, per step — and the ratio of replay to PhysX.
 
 Best and median of ``--repeats`` runs: the machine is shared and noisy, so compare within one run.

@@ -1,11 +1,12 @@
 """Record PhysX's sample vehicle scene with real PhysX under a named drive profile (a development tool).
 
-Never imported by the project's packages. It loads the shared recording script ``record.py``
-(from ``--physx-tools DIR``, else ``$PVDKIT_PHYSX_TOOLS``, else ``/work/shared/physx``) as a
+Never imported by the project's packages. It loads PhysX's recording script ``record.py`` (from
+``--physx-tools DIR``, else ``$PVDKIT_PHYSX_TOOLS``, else the project's ``tools/physx``) as a
 module, substitutes its ``profile_controls`` with one of :data:`PROFILES` and runs its ``drive``
 mode: scene ``vehicle_read_write.usda`` (Basic, Standard, Tank, Raw), dt = 1/60 s, CPU PhysX,
 ``requestedGear = 255`` (automatic) on Standard and Tank as for the ``dev_drive.ovd`` fixture,
-controls written before the step they affect. Needs ``pip install ovphysx physx-usd-schemas``.
+controls written before the step they affect. Needs the ``physx`` extra
+(``pip install -e '.[physx]'``: ovphysx, physx-usd-schemas).
 
     python3 bench/physx_record.py PROFILE OUT.ovd STEPS [--csv CSV] [--physx-tools DIR]
 
@@ -32,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-DEFAULT_TOOLS = Path("/work/shared/physx")
+DEFAULT_TOOLS = Path(__file__).resolve().parents[1] / "tools" / "physx"
 TOOLS_ENV = "PVDKIT_PHYSX_TOOLS"
 DT = 1.0 / 60.0
 
@@ -152,7 +153,7 @@ def load_record_module(directory: str | Path | None = None) -> ModuleType:
         raise PhysXToolsError(f"PhysX recording tools not found: no record.py/ovcommon.py in {d} "
                               f"(set --physx-tools DIR or ${TOOLS_ENV})")
     if importlib.util.find_spec("ovphysx") is None:
-        raise PhysXToolsError("ovphysx is not installed (pip install ovphysx physx-usd-schemas)")
+        raise PhysXToolsError("ovphysx is not installed (pip install -e '.[physx]')")
     if str(d) not in sys.path:
         sys.path.insert(0, str(d))  # record.py does `import ovcommon`
     spec = importlib.util.spec_from_file_location(f"_physx_record_tools_{len(_loaded)}", script)
