@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from pvdkit.live import LiveRecorder, LiveSummary, output_format, warm_up
+from pvdkit.live import Chunk, LiveRecorder, LiveSummary, output_format, warm_up
 from pvdkit.outputs import check_output
 from pvdkit.signals import Terminated, exit_status, interruption_reason, terminate_as_exception
 from pvdkit.types import PvdError
@@ -35,7 +35,6 @@ RECV_BYTES = 1 << 20
 #: How long a read waits before the recorder is polled (s): commits during a pause in the stream.
 POLL_SECONDS = 0.25
 _MB = float(1 << 20)
-_MSG_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -80,13 +79,16 @@ def _peer(addr: object) -> str:
 
 
 def receive(conn: socket.socket, recorder: LiveRecorder, tick: Callable[[], None] | None = None,
-            poll_seconds: float = POLL_SECONDS) -> str | None:
+            poll_seconds: float = POLL_SECONDS,
+            on_chunk: Callable[[Chunk], None] | None = None) -> str | None:
     """Feed everything ``conn`` sends to ``recorder`` until the peer closes the connection.
 
     Returns None when it closed it, else why the connection was lost (reset, aborted). What is
     waiting in the socket is read in one go (PhysX sends many small packets: one parse for all of
     them); ``recorder.poll()`` and ``tick()`` run after each read and at least every
-    ``poll_seconds``. Raises what the recorder raises (:class:`PvdError`: not PhysX, disk full).
+    ``poll_seconds``. ``on_chunk`` receives the commands each read completed (the viewer shows
+    them: one parse serves the file and the view). Raises what the recorder raises
+    (:class:`PvdError`: not PhysX, disk full) and what ``tick`` raises (a way to stop).
     """
     buf = bytearray(RECV_BYTES)
     view = memoryview(buf)
@@ -104,10 +106,14 @@ def receive(conn: socket.socket, recorder: LiveRecorder, tick: Callable[[], None
         if n == 0:
             return None
         lost = None
-        while _MSG_DONTWAIT and n < len(buf):
+        # Then what is already waiting, without waiting for more: non-blocking reads (a socket
+        # with a timeout would wait for each, and a steady trickle would hold the data back
+        # until the buffer is full).
+        conn.settimeout(0.0)
+        while n < len(buf):
             try:
-                more = conn.recv_into(view[n:], 0, _MSG_DONTWAIT)
-            except (BlockingIOError, InterruptedError, TimeoutError):
+                more = conn.recv_into(view[n:])
+            except (BlockingIOError, InterruptedError):
                 break
             except OSError as exc:  # reported once: the next read would see a plain end
                 lost = f"connection lost: {exc.strerror or exc}"
@@ -115,7 +121,10 @@ def receive(conn: socket.socket, recorder: LiveRecorder, tick: Callable[[], None
             if more == 0:
                 break
             n += more
-        recorder.feed(view[:n])
+        conn.settimeout(poll_seconds)
+        chunk = recorder.feed(view[:n])
+        if on_chunk is not None and chunk is not None:
+            on_chunk(chunk)
         recorder.poll()
         if tick is not None:
             tick()

@@ -127,6 +127,9 @@ def send(port: int, data: bytes, *, seed: int = 0, max_piece: int = 4096, rate: 
     if keep_open:
         return s
     if reset:
+        # A crash after the data was delivered: a reset discards what still waits in the
+        # sender's queue, so let the receiver take it first (0.5 s), then reset.
+        time.sleep(0.5)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
     return None
