@@ -1440,6 +1440,12 @@ class LiveRecording(Recording):
         """Stream bytes fed to :meth:`feed` (header included)."""
         return self.parser.bytes_received
 
+    @property
+    def series_count(self) -> int:
+        """Series (object, attribute) received so far: it grows when an attribute is written
+        for the first time, which is how links between objects (a vehicle's wheels) arrive."""
+        return len(self._sid_of)
+
     def feed(self, data: BytesLike) -> Chunk | None:
         """Take the next bytes of the stream (any split); the commands they completed, now in
         the model (None if none). :class:`~pvdkit.types.PvdError` for a header that is not

@@ -85,6 +85,9 @@ class ViewOptions:
     up_axis: str = "auto"
     layout: str | None = None
     x_axis: str = "time"
+    listen: str | None = None
+    save: str | None = None
+    follow: bool = False
 
     @property
     def compared(self) -> list[str]:
@@ -351,20 +354,34 @@ def run(options: ViewOptions) -> int:
         return 0
     _require_inputs(options)
     app = _application(offscreen=False)
+    from viewer.model.live import being_written
     from viewer.widgets.main_window import MainWindow
 
     win = MainWindow(up_axis=options.up_axis, sync=options.sync)
     win.resize(*options.size)
     win.show()
-    if options.files:
-        if options.object or options.plots or options.frame is not None or options.layout \
-                or options.x_axis != "time":
+    if options.listen is not None:
+        win.listen(options.listen, options.save)
+    elif options.follow or (options.files and options.files[0].lower().endswith(".ovd")
+                            and being_written(options.files[0]) and not _view_options_given(options)):
+        # An .ovd carries no sign of being finished: one modified in the last seconds is
+        # taken to be still written, and followed (as an unfinished .h5 always is).
+        win.open_file(options.files[0], follow=True)
+        for other in options.compared:
+            win.open_file(other, compare=True)
+    elif options.files:
+        if _view_options_given(options):
             apply_options(win, options)
         else:
             win.open_file(options.files[0])
             for other in options.compared:
                 win.open_file(other, compare=True)
     return int(app.exec())
+
+
+def _view_options_given(options: ViewOptions) -> bool:
+    return bool(options.object or options.plots or options.frame is not None or options.layout
+                or options.x_axis != "time")
 
 
 def _require_inputs(options: ViewOptions) -> None:

@@ -39,6 +39,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     """Add the ``view`` arguments to a parser."""
     p.add_argument("files", nargs="*", metavar="FILE",
                    help=".ovd or .h5 recording(s); the second and later files are compared with the first")
+    p.add_argument("--listen", metavar="[HOST:]PORT",
+                   help="show PhysX's live OmniPVD stream as it arrives (PhysX connects to this address; "
+                        "host 127.0.0.1 unless given)")
+    p.add_argument("--save", metavar="OUT.h5|OUT.ovd",
+                   help="with --listen: record the stream into this file (default: a temporary file, "
+                        "offered for saving on close)")
+    p.add_argument("--follow", action="store_true",
+                   help="follow FILE's growth although it was not modified in the last seconds "
+                        "(a file being written is followed anyway)")
     p.add_argument("--compare", metavar="FILE", action="append", default=[],
                    help="recording to compare with (overlay and A − B; repeatable: B, C, D …)")
     p.add_argument("--sync", choices=("frame", "time"), default="frame",
@@ -69,6 +78,25 @@ def run(args: argparse.Namespace) -> int:
     if args.screenshot is None and (args.object or args.plot or args.frame is not None or args.layout) \
             and not args.files:
         raise PvdError("--object, --plot, --layout and --frame need a recording")
+    if args.listen is not None:
+        from pvdkit.listen import parse_address
+
+        parse_address(args.listen)
+        if args.files or args.compare:
+            raise PvdError("--listen shows PhysX's live stream; open recordings with File ▸ Open instead")
+        if args.screenshot:
+            raise PvdError("--listen shows a live stream in a window; it cannot be combined with "
+                           "--screenshot")
+    if args.save is not None:
+        if args.listen is None:
+            raise PvdError("--save records a live stream: use it with --listen")
+        from pvdkit.live import output_format
+        from pvdkit.outputs import check_output
+
+        output_format(args.save)
+        check_output(args.save, "--save")
+    if args.follow and not args.files:
+        raise PvdError("--follow needs a recording to follow")
     if args.up_axis.lower() != "auto":
         from viewer.model.geometry import axis_from_name
 
@@ -77,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     opts = ViewOptions(files=list(args.files), compare=args.compare, sync=args.sync,
                        screenshot=args.screenshot, object=args.object, plots=list(args.plot),
                        frame=args.frame, size=args.size, up_axis=args.up_axis, layout=args.layout,
-                       x_axis=args.x_axis)
+                       x_axis=args.x_axis, listen=args.listen, save=args.save, follow=args.follow)
     return run_app(opts)
 
 

@@ -53,6 +53,11 @@ class Comparison:
         self.cache_b = CurveCache(b.recording)
         self._vehicle_map = self._match_vehicles(a.vehicles, b.vehicles)
 
+    def refresh(self) -> None:
+        """A (live) grew: forget A's curves and match the vehicles again."""
+        self.cache_a.clear()
+        self._vehicle_map = self._match_vehicles(self.a.vehicles, self.b.vehicles)
+
     @property
     def sync(self) -> str:
         """``"frame"`` (frame numbers) or ``"time"`` (simulated time)."""
@@ -234,6 +239,11 @@ class ComparisonSet:
         self.members.append(c)
         self.changed.emit()
         return c
+
+    def refresh(self) -> None:
+        """The main recording A grew (live): every comparison sees its new frames."""
+        for c in self.members:
+            c.refresh()
 
     def session(self, j: int) -> RecordingSession:
         return self.a if j == 0 else self.members[j - 1].b

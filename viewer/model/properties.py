@@ -133,6 +133,11 @@ class PropertyModel:
         self.session = session
         self._series: dict[int, list[tuple[str, Series | ListSeries]]] = {}
         self._names: dict[tuple[int, str], ValueNames | None] = {}
+        #: Set for a live recording: an object's series, fetched when the recording had N
+        #: frames, are complete below frame N - 1 (the last may still be arriving) and are
+        #: fetched again for a later frame; earlier frames, scrubbed back to, reuse them.
+        self.growing = False
+        self._complete_below: dict[int, int] = {}
 
     def _path(self, obj: Object) -> str:
         assert self.session is not None
@@ -154,6 +159,7 @@ class PropertyModel:
         (inherited first), then any other series the object has."""
         got = self._series.get(obj.index)
         if got is None:
+            self._complete_below[obj.index] = len(self.recording.frames) - 1 if self.growing else 1 << 62
             rec = self.recording
             got = []
             names: set[str] = set()
@@ -172,6 +178,8 @@ class PropertyModel:
 
     def rows(self, obj: Object, frame: int) -> list[PropertyRow]:
         """Every attribute of ``obj`` at ``frame``."""
+        if frame >= self._complete_below.get(obj.index, 1 << 62):
+            self._series.pop(obj.index, None)
         return [self.row(name, s, frame, obj) for name, s in self.series_of(obj)]
 
     def row(self, name: str, s: Series | ListSeries, frame: int, obj: Object | None = None) -> PropertyRow:

@@ -67,6 +67,19 @@ class RecordingSession:
         session.open_seconds = time.perf_counter() - t0
         return session
 
+    def refresh(self, structure_changed: bool = True) -> None:
+        """Derive again what a live recording's growth changed (see :mod:`viewer.model.live`):
+        the time base always; vehicles, names and the ground plane when objects or links
+        between them arrived."""
+        self.timebase = detect_timebase(self.recording)
+        ground = self.__dict__.get("ground")
+        if ground is not None and not ground.source.startswith(("gravity", "road normal", "setting")):
+            self.__dict__.pop("ground")  # guessed from the motion so far: guess again
+        if structure_changed:
+            self.vehicles = find_vehicles(self.recording)
+            for name in ("names", "_owners", "_by_name", "ground"):
+                self.__dict__.pop(name, None)
+
     # ------------------------------------------------------------------ derived data
 
     @property

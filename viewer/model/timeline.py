@@ -180,6 +180,8 @@ class Timeline:
     ``playing_changed``   ``playing: bool``   playback started or stopped
     ``speed_changed``     ``speed: float``    the playback speed factor changed
     ``reset``             ``n_frames: int``   a new time base was installed (new recording)
+    ``extended``          ``n_frames: int``   the recording grew (live); the frame is kept
+    ``follow_changed``    ``follow: bool``    "follow latest" was switched on or off
     ====================  ==================  =============================================
 
     Playback runs on simulated time: :meth:`tick` advances it by the wall-clock time since the
@@ -194,6 +196,9 @@ class Timeline:
         self.playing_changed = Signal("playing_changed")
         self.speed_changed = Signal("speed_changed")
         self.reset = Signal("reset")
+        self.extended = Signal("extended")
+        self.follow_changed = Signal("follow_changed")
+        self._follow = False
         self.timebase = timebase if timebase is not None else assumed_timebase(0)
         self._frame = 0
         self._playing = False
@@ -229,8 +234,35 @@ class Timeline:
     def speed(self) -> float:
         return self._speed
 
+    @property
+    def follow(self) -> bool:
+        """Whether the current frame follows the last frame as a live recording grows."""
+        return self._follow
+
+    def set_follow(self, on: bool) -> None:
+        if bool(on) != self._follow:
+            self._follow = bool(on)
+            self.follow_changed.emit(self._follow)
+        if self._follow:
+            self.set_frame(self.last_frame)
+
+    def extend(self, timebase: TimeBase) -> None:
+        """Install the time base of a recording that grew: the frame stays (or, following,
+        moves to the new last frame)."""
+        self.timebase = timebase
+        self.extended.emit(self.n_frames)
+        if self._frame > self.last_frame:
+            self._frame = self.last_frame
+            self.frame_changed.emit(self._frame)
+        if self._follow:
+            self._set(self.last_frame)
+
     def set_timebase(self, timebase: TimeBase) -> None:
-        """Install the time base of a newly opened recording; goes to frame 0 and stops."""
+        """Install the time base of a newly opened recording; goes to frame 0, stops and stops
+        following."""
+        if self._follow:
+            self._follow = False
+            self.follow_changed.emit(False)
         self.timebase = timebase
         self._frame = 0
         self._play_time = timebase.time_of(0)
@@ -243,7 +275,15 @@ class Timeline:
     # ------------------------------------------------------------------ navigation
 
     def set_frame(self, frame: int) -> int:
-        """Go to ``frame`` (clamped into the recording); returns the frame now current."""
+        """Go to ``frame`` (clamped into the recording); returns the frame now current. Any
+        frame but the last switches :attr:`follow` off."""
+        f = self._set(frame)
+        if self._follow and f != self.last_frame:
+            self._follow = False
+            self.follow_changed.emit(False)
+        return f
+
+    def _set(self, frame: int) -> int:
         f = min(max(int(frame), 0), self.last_frame)
         if f != self._frame:
             self._frame = f

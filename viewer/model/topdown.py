@@ -371,6 +371,8 @@ class TopDownModel:
         recording is drawn in the main recording's plane)."""
         self.session = session
         self.ground = ground or session.ground
+        #: Frames the model was built over (a live recording grows past them until rebuilt).
+        self.n_frames = session.n_frames
         self.geometries: list[VehicleGeometry] = []
         rec = session.recording
         with prefetched(rec, pose_sources(session.vehicles)):
@@ -414,7 +416,9 @@ class TopDownModel:
 
     def frame_at(self, frame: int) -> FleetFrame:
         """Every vehicle at ``frame`` as arrays (see :class:`FleetFrame`), computed for all
-        vehicles and wheels at once: the cost hardly grows with the number of vehicles."""
+        vehicles and wheels at once: the cost hardly grows with the number of vehicles. A frame
+        past those the model was built over shows its last one."""
+        frame = min(int(frame), max(self.n_frames - 1, 0))
         g = self.ground
         idx, present = self._poses.at(frame)
         pq = self._poses.values[idx]

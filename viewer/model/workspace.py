@@ -15,6 +15,7 @@ from pvdkit.recording import Object
 from pvdkit.types import PvdError
 from viewer.model.compare import Comparison, ComparisonSet
 from viewer.model.layout import Layout, Resolver, capture, check_curve, start_layout
+from viewer.model.live import Growth, LiveFeed
 from viewer.model.properties import PropertyModel
 from viewer.model.selection import Selection
 from viewer.model.series import CurveCache, Plot, PlotsModel, resolve_targets
@@ -65,18 +66,29 @@ class Workspace:
                                                                  reference changed (argument: the
                                                                  first comparison)
     ``topdown_changed``     (none)                               the top-down geometry was rebuilt
+    ``grown``               ``growth: Growth``                   a live recording received frames or
+                                                                 objects, or its stream ended
+    ``live_changed``        ``feed: LiveFeed | None``             a live feed started or was closed
     ======================  ===================================  ===================================
 
     Parts: ``timeline``, ``selection``, ``plots`` (always present); ``session``, ``properties``,
     ``curves`` (present when a recording is open); ``compared`` (a
     :class:`~viewer.model.compare.ComparisonSet` of every recording compared with the open one,
-    None when there is none), ``comparison`` (the first of them); ``topdown`` (built on first use).
+    None when there is none), ``comparison`` (the first of them); ``topdown`` (built on first use);
+    ``live`` (the :class:`~viewer.model.live.LiveFeed` the open recording grows from, or None).
+
+    A live recording grows in place: :meth:`poll_live` (called from a timer) appends what
+    arrived and updates every model over it — time base, vehicles, property and curve caches,
+    comparisons — then emits ``grown``; plots, selection and the frame stay.
     """
 
     def __init__(self) -> None:
         self.session_changed = Signal("session_changed")
         self.comparison_changed = Signal("comparison_changed")
         self.topdown_changed = Signal("topdown_changed")
+        self.grown = Signal("grown")
+        self.live_changed = Signal("live_changed")
+        self.live: LiveFeed | None = None
         self.timeline = Timeline(assumed_timebase(0))
         self.selection = Selection()
         self.plots = PlotsModel()
@@ -90,7 +102,10 @@ class Workspace:
     # ------------------------------------------------------------------ recordings
 
     def set_session(self, session: RecordingSession | None) -> None:
-        """Show ``session`` (None: nothing); clears plots, selection and comparison."""
+        """Show ``session`` (None: nothing); clears plots, selection and comparison, and stops a
+        live feed (what it received stays with its session until that is replaced)."""
+        if self.live is not None and (session is None or session.recording is not self.live.recording):
+            self.stop_live()
         old = self.session
         self.plots.clear()
         self.set_comparison(None)
@@ -103,6 +118,81 @@ class Workspace:
         self.session_changed.emit(session)
         if old is not None and old is not session:
             old.close()
+
+    # ------------------------------------------------------------------ live recordings
+
+    def set_live(self, feed: LiveFeed, follow: bool = True) -> RecordingSession:
+        """Show ``feed``'s recording as it grows (start the feed yourself); ``follow``: the
+        timeline follows the latest frame."""
+        session = RecordingSession(feed.recording, feed.source_name)
+        self.set_session(session)
+        self.live = feed
+        self.timeline.set_follow(follow)
+        self.live_changed.emit(feed)
+        return session
+
+    def stop_live(self) -> None:
+        """Stop receiving; the recording received so far stays shown."""
+        feed, self.live = self.live, None
+        if feed is not None:
+            feed.stop()
+            self.poll_live(feed)
+            self.live_changed.emit(None)
+
+    def poll_live(self, feed: LiveFeed | None = None) -> Growth | None:
+        """Append what the live feed received since the last call and update every model;
+        what grew (None: nothing)."""
+        feed = feed or self.live
+        if feed is None or self.session is None or self.session.recording is not feed.recording:
+            return None
+        growth = feed.drain()
+        if growth is not None:
+            self.grow(growth)
+        return growth
+
+    def grow(self, growth: Growth) -> None:
+        """The open recording grew in place (a live feed's :meth:`~LiveFeed.drain`): bring the
+        derived models up to date, then emit ``grown``."""
+        session = self.session
+        if session is None:
+            return
+        session.refresh(growth.structure_changed)
+        if self.properties is not None:
+            self.properties.growing = True
+        if self.curves is not None:
+            self.curves.clear()
+        if self.compared is not None:
+            self.compared.refresh()
+        self.timeline.extend(session.timebase)
+        self.grown.emit(growth)
+
+    def replace_session(self, session: RecordingSession) -> None:
+        """Show a newer state of the open recording (an ``.h5`` reopened as it is written):
+        plots, selection (by path), comparisons and frame stay; following stays on."""
+        old = self.session
+        if old is None:
+            self.set_session(session)
+            return
+        layout = self.layout()
+        follow = self.timeline.follow
+        frame = self.timeline.frame
+        selected = old.path_of(self.selection.current) if self.selection.current is not None else None
+        others = [c.b for c in self.comparisons]
+        sync = self.compared.sync if self.compared is not None else "frame"
+        self.compared = None  # keep the compared sessions open: they are shown again
+        self.set_session(session)
+        for b in others:
+            self.add_comparison(b, sync)
+        if selected is not None:
+            obj = Resolver(session).find(selected)
+            if obj is not None:
+                self.select(obj)
+        self.apply_layout(layout)
+        self.timeline.set_frame(frame)
+        if follow:
+            self.timeline.set_follow(True)
+        self.grown.emit(Growth(old.n_frames, session.n_frames, len(old.recording.objects),
+                               len(session.recording.objects), 0, 1))
 
     @property
     def comparison(self) -> Comparison | None:
@@ -155,6 +245,12 @@ class Workspace:
         self._topdown = None
         self._topdown_b = None
         self.topdown_changed.emit()
+
+    def rebuild_topdown(self) -> None:
+        """Build the top-down geometry again on next use (a live recording grew: its models
+        show the frames they were built over until then; the view rebuilds them throttled)."""
+        self._topdown = None
+        self._topdown_b = None
 
     @property
     def topdown(self) -> TopDownModel | None:

@@ -4,12 +4,14 @@ the timeline along the bottom, menus, recent files, drag and drop, background lo
 from __future__ import annotations
 
 import os
+import time
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
+    QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
 from pvdkit import outputs
 from pvdkit.types import PvdError
 from viewer.model.layout import Layout
+from viewer.model.live import H5FileWatch, LiveFeed, OvdFileFeed, TcpFeed, being_written
 from viewer.model.session import RecordingSession
 from viewer.model.workspace import RecentFiles, Workspace
 from viewer.widgets import theme
@@ -37,6 +40,15 @@ RECORDING_EXTENSIONS = (".ovd", ".h5", ".hdf5")
 LAYOUT_FILTER = "Viewer layouts (*.json);;All files (*)"
 #: Settings key of the user's plot layout, restored when a recording opens.
 LAYOUT_KEY = "plotLayout"
+#: Settings key of the last address listened on (File ▸ Listen…).
+LISTEN_KEY = "listenAddress"
+#: PhysX's usual OmniPVD port, offered by File ▸ Listen… the first time.
+DEFAULT_LISTEN = "5425"
+#: How often a live feed's received chunks are taken into the view (ms): well under the 50 ms
+#: from a frame's last byte to its appearance that ``bench/bench_live.py`` measures.
+LIVE_POLL_MS = 20
+#: How often an .h5 being written is checked for new commits (ms; its writer commits ≤ 1/s).
+H5_WATCH_MS = 500
 
 
 class MainWindow(QMainWindow):
@@ -94,8 +106,22 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
 
+        self._live_timer = QTimer(self)
+        self._live_timer.setInterval(LIVE_POLL_MS)
+        self._live_timer.timeout.connect(self._poll_live)
+        self._live_status_at = 0
+        self._h5_watch: H5FileWatch | None = None
+        self._follow_next = False
+        self._h5_timer = QTimer(self)
+        self._h5_timer.setInterval(H5_WATCH_MS)
+        self._h5_timer.timeout.connect(self._poll_h5)
+        #: ``ask_keep_live(feed)`` → a path to save a temporary live recording to, "" to discard
+        #: it, None to cancel what would drop it. Tests and scripts replace the dialog.
+        self.ask_keep_live = self._ask_keep_live
+
         self._build_menus()
         self.properties.status.connect(self.show_status)
+        ws.grown.connect(self._on_grown)
         ws.session_changed.connect(self._on_session)
         ws.comparison_changed.connect(lambda _c: self._update_title())
         self.resize(1600, 1000)
@@ -136,6 +162,12 @@ class MainWindow(QMainWindow):
         self.stop_compare_action = self._action(m, "Stop comparing", lambda: ws.set_comparison(None))
         self.recent_menu = m.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
+        m.addSeparator()
+        self._action(m, "&Listen for PhysX…", self._listen_dialog, "Ctrl+L")
+        self.stop_live_action = self._action(m, "S&top live", self.stop_live)
+        self.save_live_action = self._action(m, "Sa&ve live recording…", self._save_live_dialog)
+        self.stop_live_action.setEnabled(False)
+        self.save_live_action.setEnabled(False)
         m.addSeparator()
         self._action(m, "Save &layout…", self._save_layout_dialog)
         self._action(m, "Load la&yout…", self._load_layout_dialog)
@@ -237,19 +269,30 @@ class MainWindow(QMainWindow):
             self.open_file(path, compare=compare, more=more)
 
     def open_file(self, path: str, *, compare: bool = False, wait: bool = False,
-                  more: bool = True) -> RecordingLoader | None:
+                  more: bool = True, follow: bool = False) -> RecordingLoader | None:
         """Open ``path`` (as a comparison recording with ``compare``) on a worker thread.
 
         A comparison recording is added to those compared already (B, C, D …); with
         ``more=False`` it replaces them. ``wait=True`` opens it on this thread and returns when it
         is shown (scripts, headless rendering, tests); errors are then raised as
-        :class:`~pvdkit.types.PvdError`.
+        :class:`~pvdkit.types.PvdError`. An ``.h5`` still being written (modified in the last
+        seconds, its writer has not closed it) is followed as it grows; ``follow`` follows an
+        ``.ovd`` (which carries no sign of being finished) or any unfinished ``.h5``.
         """
         if compare and self.workspace.session is None:
             if self._loaders:
                 self._pending_compare = path
                 return None
             compare = False
+        if not compare:
+            if not self.release_live():
+                return None
+            if self._h5_watch is not None and self._h5_watch.path != path:
+                self._stop_h5_watch()
+            if follow and path.lower().endswith(".ovd"):
+                self.follow_file(path)
+                return None
+            self._follow_next = follow
         if wait:
             session = RecordingSession.open(path, up_axis=self.up_axis)
             self._loaded(session, path, compare, more)
@@ -312,9 +355,17 @@ class MainWindow(QMainWindow):
                 ws.set_comparison(session, self.sync)
             self.show_status(f"Comparing with {session.name} ({session.n_frames} frames, opened in "
                              f"{session.open_seconds:.2f} s)")
+        elif self._h5_watch is not None and self._h5_watch.path == path and ws.session is not None:
+            ws.replace_session(session)  # a newer state of the .h5 being written
+            self._h5_watch.seen(session.recording)
+            if self._h5_watch.done:
+                self._stop_h5_watch()
         else:
             self.save_user_layout()
             ws.set_session(session)
+            follow, self._follow_next = self._follow_next, False
+            if being_written(path, session.recording, recently=not follow):
+                self._start_h5_watch(path, session)
 
     def wait_for_loaders(self) -> None:
         """Block until every background load finished and was shown (tests, scripts)."""
@@ -324,6 +375,167 @@ class MainWindow(QMainWindow):
             for ld in list(self._loaders):
                 ld.wait(50)
             QApplication.processEvents()
+
+    # ------------------------------------------------------------------ live recordings
+
+    def listen(self, address: str, save: str | None = None) -> TcpFeed | None:
+        """Listen on ``[HOST:]PORT`` for PhysX's OmniPVD stream and show it as it arrives,
+        recording it into ``save`` (else a temporary ``.h5``, offered on close). Raises
+        :class:`PvdError` for a bad address, a port in use or a bad output path; None when the
+        user kept the previous live recording open (cancelled)."""
+        if not self.release_live():
+            return None
+        self._stop_h5_watch()
+        feed = TcpFeed(address, save)
+        self.settings.setValue(LISTEN_KEY, address)
+        self._start_live(feed)
+        self.show_status(f"listening on {feed.address} for PhysX's OmniPVD stream"
+                         + (f" -> {save}" if save else ""))
+        return feed
+
+    def follow_file(self, path: str) -> OvdFileFeed:
+        """Show an ``.ovd`` that is still being written, following its growth."""
+        outputs.require_input(path)
+        self._remember(path)
+        feed = OvdFileFeed(path)
+        self._start_live(feed)
+        return feed
+
+    def _start_live(self, feed: LiveFeed) -> None:
+        self.save_user_layout()
+        self.workspace.set_live(feed)
+        feed.start()
+        self._live_timer.start()
+        self.stop_live_action.setEnabled(True)
+        self.save_live_action.setEnabled(isinstance(feed, TcpFeed))
+        self._update_title()
+
+    def stop_live(self) -> None:
+        """Stop receiving; what arrived stays shown (and, listening, can still be saved)."""
+        feed = self.workspace.live
+        if feed is None:
+            return
+        feed.stop()
+        self._poll_live()
+        self.stop_live_action.setEnabled(False)
+
+    def _poll_live(self) -> None:
+        ws = self.workspace
+        feed = ws.live
+        if feed is None:
+            self._live_timer.stop()
+            return
+        growth = ws.poll_live()
+        now = self._live_clock()
+        ended = not feed.live and not feed.running and growth is None
+        if ended or now - self._live_status_at >= 250 or (growth is not None and growth.ended):
+            self._live_status_at = now
+            self.show_status(feed.status_text(), error=feed.state == "lost")
+        if ended:
+            self._live_timer.stop()
+            self.stop_live_action.setEnabled(False)
+            self._update_title()
+
+    @staticmethod
+    def _live_clock() -> int:
+        return int(time.monotonic() * 1000)
+
+    def _on_grown(self, growth) -> None:
+        """The first vehicles of a live recording arrived: show the start view then."""
+        ws = self.workspace
+        if growth.structure_changed and ws.session is not None and ws.session.vehicles:
+            if ws.selection.current is None:
+                ws.select(ws.session.vehicles[0].obj)
+            if self.start_view and not ws.plots.plots:
+                self._restore_user_layout()
+
+    def release_live(self) -> bool:
+        """Before the live recording is replaced: stop it and, when it lives in a temporary file,
+        ask whether to keep it. False when the user cancelled."""
+        feed = self.workspace.live
+        if feed is None:
+            return True
+        if isinstance(feed, TcpFeed) and feed.temporary:
+            feed.stop()
+            if feed.recorded:
+                answer = self.ask_keep_live(feed)
+                if answer is None:
+                    return False
+                if answer:
+                    try:
+                        feed.save_as(answer)
+                    except PvdError as exc:
+                        self.show_status(str(exc), error=True)
+                        return False
+            feed.discard()
+        self.workspace.stop_live()
+        self._live_timer.stop()
+        self.stop_live_action.setEnabled(False)
+        self.save_live_action.setEnabled(False)
+        return True
+
+    def save_live(self, path: str) -> str:
+        """Keep the live recording received from PhysX as ``path`` (``.h5`` or ``.ovd``); the
+        stream is stopped first."""
+        feed = self.workspace.live
+        if not isinstance(feed, TcpFeed):
+            raise PvdError("no live recording from PhysX to save")
+        if not feed.temporary:
+            raise PvdError(f"the live recording is already being saved to {feed.path}")
+        saved = feed.save_as(path)
+        self._poll_live()
+        self.show_status(f"saved the live recording as {saved}")
+        return saved
+
+    def _ask_keep_live(self, feed: TcpFeed) -> str | None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Keep the live recording?",
+                          f"Save what was received from {feed.peer or feed.source_name}?", parent=self)
+        box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                               | QMessageBox.StandardButton.Cancel)
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Cancel:
+            return None
+        if answer == QMessageBox.StandardButton.Discard:
+            return ""
+        path, _ = QFileDialog.getSaveFileName(self, "Save live recording", "live.h5", RECORDING_FILTER)
+        return path or None
+
+    def _listen_dialog(self) -> None:
+        last = str(self.settings.value(LISTEN_KEY, DEFAULT_LISTEN) or DEFAULT_LISTEN)
+        text, ok = QInputDialog.getText(self, "Listen for PhysX",
+                                        "Listen for PhysX's OmniPVD stream on [HOST:]PORT:", text=last)
+        if ok and text.strip():
+            try:
+                self.listen(text.strip())
+            except PvdError as exc:
+                self.show_status(str(exc), error=True)
+
+    def _save_live_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save live recording", "live.h5", RECORDING_FILTER)
+        if path:
+            try:
+                self.save_live(path)
+            except PvdError as exc:
+                self.show_status(str(exc), error=True)
+
+    def _start_h5_watch(self, path: str, session: RecordingSession) -> None:
+        self._h5_watch = H5FileWatch(path)
+        self._h5_watch.seen(session.recording)
+        self._h5_timer.start()
+        self.timeline.follow_button.show()
+        self.workspace.timeline.set_follow(True)
+        self.show_status(f"following {session.name} as it is written ({session.n_frames} frames)")
+
+    def _stop_h5_watch(self) -> None:
+        self._h5_watch = None
+        self._h5_timer.stop()
+
+    def _poll_h5(self) -> None:
+        watch = self._h5_watch
+        if watch is None or self._loaders:
+            return
+        if watch.changed():
+            self.open_file(watch.path)
 
     # ------------------------------------------------------------------ session shown
 
@@ -462,6 +674,10 @@ class MainWindow(QMainWindow):
             self.open_file(paths[1], compare=True)
 
     def closeEvent(self, ev) -> None:
+        if not self.release_live():
+            ev.ignore()
+            return
+        self._stop_h5_watch()
         for ld in list(self._loaders):
             ld.wait()
         self.settings.setValue("recentFiles", self.recent.paths)

@@ -62,6 +62,7 @@ class ObjectTree(QWidget):
         self.tree.itemExpanded.connect(self._populate)
         workspace.session_changed.connect(self._on_session)
         workspace.selection.changed.connect(self._on_selection)
+        workspace.grown.connect(self._on_grown)
 
     # ------------------------------------------------------------------ building
 
@@ -70,6 +71,11 @@ class ObjectTree(QWidget):
         self.filter.clear()
         self.filter.blockSignals(False)
         self.rebuild()
+
+    def _on_grown(self, growth) -> None:
+        """A live recording gained objects: rebuild (debounced, like typing in the filter)."""
+        if growth.structure_changed:
+            self._debounce.start()
 
     def rebuild(self) -> None:
         """Rebuild the tree for the current filter text."""

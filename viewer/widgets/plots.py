@@ -545,6 +545,10 @@ class _Canvas(pg.GraphicsLayoutWidget):
         ev.acceptProposedAction()
 
 
+#: Shortest interval between two redraws of a live recording's curves (ms).
+GROW_REDRAW_MS = 250
+
+
 class PlotStack(QWidget):
     """The plot toolbar and the stack of plot panels."""
 
@@ -615,6 +619,14 @@ class PlotStack(QWidget):
         self._redraw_timer.setSingleShot(True)
         self._redraw_timer.setInterval(0)
         self._redraw_timer.timeout.connect(self.redraw)
+        # A live recording grows many times a second: its curves are fetched again at most
+        # every GROW_REDRAW_MS (and then only the grown data, from the workspace's caches).
+        self._grow_timer = QTimer(self)
+        self._grow_timer.setSingleShot(True)
+        self._grow_timer.setInterval(GROW_REDRAW_MS)
+        self._grow_timer.timeout.connect(self._apply_growth)
+        self._shown_last = 0
+        self._names_stale = False
         self.attribute.returnPressed.connect(self._on_plot)
         self.plot_button.clicked.connect(self._on_plot)
         self.clear_button.clicked.connect(workspace.plots.clear)
@@ -629,6 +641,7 @@ class PlotStack(QWidget):
         workspace.timeline.frame_changed.connect(self.set_frame)
         workspace.session_changed.connect(self._on_session)
         workspace.comparison_changed.connect(self._on_comparison)
+        workspace.grown.connect(self._on_grown)
         self._on_comparison(None)
         self._on_session(None)
 
@@ -645,6 +658,39 @@ class PlotStack(QWidget):
             self.vehicle.addItem("every object of the class", "all")
             names = numeric_attribute_names(session)
         self._names.setStringList(names)
+        self.rebuild()
+
+    def _on_grown(self, growth) -> None:
+        self._names_stale = self._names_stale or growth.structure_changed
+        if not self._grow_timer.isActive():
+            self._grow_timer.start()
+
+    def _apply_growth(self) -> None:
+        """Show what a live recording received: the x range keeps its start and, when it ended
+        at the last frame, stretches (or, zoomed in, slides) to the new last frame."""
+        session = self.workspace.session
+        if session is None:
+            return
+        if self._names_stale:
+            self._names_stale = False
+            current = self.vehicle.currentData()
+            self.vehicle.blockSignals(True)
+            self.vehicle.clear()
+            self.vehicle.addItem("selected vehicle", "selected")
+            for v in session.vehicles:
+                self.vehicle.addItem(v.name, v.index)
+            self.vehicle.addItem("every object of the class", "all")
+            i = self.vehicle.findData(current)
+            self.vehicle.setCurrentIndex(max(i, 0))
+            self.vehicle.blockSignals(False)
+            self._names.setStringList(numeric_attribute_names(session))
+        last = float(max(session.n_frames - 1, 1))
+        if self.master is not None:
+            x0, x1 = self.master.getViewBox().viewRange()[0]
+            if x1 >= self._shown_last - 0.5:  # the view reached the end: keep showing it
+                if x0 > 0.5:
+                    x0 += last - x1
+                self.master.setXRange(x0, last, padding=0)
         self.rebuild()
 
     def _on_comparison(self, comparison: Comparison | None) -> None:
@@ -727,6 +773,7 @@ class PlotStack(QWidget):
             n = session.n_frames if session else 1
             x0, x1 = self._range if self._range is not None else (0.0, max(n - 1, 1))
             self.master.setXRange(x0, x1, padding=0)
+            self._shown_last = float(max(n - 1, 1))
             self.redraw()
             self.set_frame(self.workspace.timeline.frame)
 

@@ -131,6 +131,7 @@ class PropertyView(QWidget):
         workspace.selection.history_changed.connect(self._on_history)
         workspace.timeline.frame_changed.connect(self.refresh)
         workspace.session_changed.connect(lambda _s: self.show_object(None))
+        workspace.grown.connect(self._on_grown)
         self._on_history(False, False)
 
     # ------------------------------------------------------------------ public (also for tests)
@@ -206,6 +207,12 @@ class PropertyView(QWidget):
         return (f"<b>{html.escape(name)}</b> <span style='color:{theme.DIM_TEXT}'>{cname} · "
                 f"0x{obj.handle:x} · {life}{html.escape(where)}<br>{path}</span>")
 
+    def _on_grown(self, _growth) -> None:
+        """A live recording grew: new values (and lifetimes) at the current frame."""
+        if self._obj is not None and self.workspace.session is not None:
+            self.title.setText(self._title_html(self._obj))
+            self.refresh()
+
     def refresh(self, frame: int | None = None) -> None:
         """Update values for the current frame (rows keep their place; only changes are drawn)."""
         ws = self.workspace
@@ -213,6 +220,9 @@ class PropertyView(QWidget):
             return
         f = ws.timeline.frame if frame is None else frame
         rows = ws.properties.rows(self._obj, f)
+        if len(rows) != len(self._rows):  # a live recording added series to the object
+            self.show_object(self._obj)
+            return
         for item, new, old in zip(self._items, rows, self._rows, strict=True):
             self._apply(item, new, old, f)
         self._rows = rows

@@ -53,6 +53,14 @@ class TimelineBar(QWidget):
         self.play_button = button(sp.SP_MediaPlay, "Play / pause (Space)", tl.toggle)
         self.next_button = button(sp.SP_MediaSeekForward, "Next frame (→)", lambda: tl.step(1))
         self.end_button = button(sp.SP_MediaSkipForward, "Last frame (End)", tl.end)
+        self.follow_button = QToolButton()
+        self.follow_button.setText("● follow latest")
+        self.follow_button.setCheckable(True)
+        self.follow_button.setAutoRaise(True)
+        self.follow_button.setToolTip("Live: show each new frame as it arrives (scrubbing back "
+                                      "switches it off)")
+        self.follow_button.toggled.connect(tl.set_follow)
+        self.follow_button.hide()
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setMinimum(0)
         self.slider.setMaximum(0)
@@ -78,6 +86,7 @@ class TimelineBar(QWidget):
         lay.setSpacing(4)
         for w in (self.home_button, self.prev_button, self.play_button, self.next_button, self.end_button):
             lay.addWidget(w)
+        lay.addWidget(self.follow_button)
         lay.addWidget(self.slider, 1)
         lay.addWidget(self.frame_label)
         lay.addWidget(self.compare_label)
@@ -92,6 +101,9 @@ class TimelineBar(QWidget):
         self.jump.returnPressed.connect(self._on_jump)
         tl.frame_changed.connect(self._on_frame)
         tl.reset.connect(self._on_reset)
+        tl.extended.connect(self._on_reset)
+        tl.follow_changed.connect(self._on_follow)
+        workspace.live_changed.connect(self._on_live)
         tl.playing_changed.connect(self._on_playing)
         workspace.comparison_changed.connect(self._on_comparison)
         self._on_reset(tl.n_frames)
@@ -107,6 +119,16 @@ class TimelineBar(QWidget):
         tb = self.workspace.timeline.timebase
         self.frame_label.setToolTip(f"time from {tb.source}" + ("" if tb.exact else " (not recorded)"))
         self._on_frame(self.workspace.timeline.frame)
+
+    def _on_follow(self, on: bool) -> None:
+        self.follow_button.blockSignals(True)
+        self.follow_button.setChecked(on)
+        self.follow_button.blockSignals(False)
+
+    def _on_live(self, feed) -> None:
+        """The follow button shows while a recording grows (and stays for what it received)."""
+        if feed is not None:
+            self.follow_button.show()
 
     def _on_frame(self, frame: int) -> None:
         tl = self.workspace.timeline

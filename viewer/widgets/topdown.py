@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -36,6 +36,11 @@ from viewer.widgets import theme
 #: With more vehicles than this, only the selected one is labelled (hundreds of names side by
 #: side are unreadable, and each label is an item moved every frame).
 MAX_LABELS = 16
+
+
+#: Shortest interval between two rebuilds of a live recording's top-down view (ms): the
+#: trajectories are recomputed over every frame received.
+GROW_REDRAW_MS = 1000
 
 
 def polygons_path(polys: np.ndarray) -> QPainterPath:
@@ -212,6 +217,12 @@ class TopDownView(QWidget):
         workspace.timeline.frame_changed.connect(self.set_frame)
         workspace.selection.changed.connect(self._on_selection)
         workspace.comparison_changed.connect(lambda _c: self._on_session(self.workspace.session))
+        # A live recording's trajectories are rebuilt at most once per GROW_REDRAW_MS.
+        self._grow_timer = QTimer(self)
+        self._grow_timer.setSingleShot(True)
+        self._grow_timer.setInterval(GROW_REDRAW_MS)
+        self._grow_timer.timeout.connect(self._on_grown)
+        workspace.grown.connect(lambda _g: self._grow_timer.isActive() or self._grow_timer.start())
         self._on_session(workspace.session)
 
     @property
@@ -222,7 +233,13 @@ class TopDownView(QWidget):
             return []
         return model.shapes(self.frame)
 
-    def _on_session(self, session: RecordingSession | None) -> None:
+    def _on_grown(self) -> None:
+        """Redraw a grown live recording; the view is fitted only when its first vehicle shows."""
+        had = self.fleet is not None and bool(self.fleet.model.geometries)
+        self.workspace.rebuild_topdown()
+        self._on_session(self.workspace.session, fit=not had)
+
+    def _on_session(self, session: RecordingSession | None, fit: bool = True) -> None:
         for fleet in (self.fleet, self.fleet_b):
             if fleet is not None:
                 fleet.remove()
@@ -247,7 +264,8 @@ class TopDownView(QWidget):
         self.fleet = _FleetItems(vb, model)
         self._on_selection(self.workspace.selection.current)
         self.set_frame(self.workspace.timeline.frame)
-        self._fit()
+        if fit:
+            self._fit()
 
     def _fit(self) -> None:
         model = self.workspace.topdown
@@ -296,7 +314,8 @@ class TopDownView(QWidget):
         return None
 
     def _on_selection(self, obj: Object | None) -> None:
-        model = self.workspace.topdown
+        # The model drawn (a live recording's newer model is drawn on the next rebuild).
+        model = self.fleet.model if self.fleet is not None else self.workspace.topdown
         session = self.workspace.session
         vi = None
         if model is not None and session is not None and obj is not None:

@@ -1,0 +1,414 @@
+"""The viewer shows recordings as they grow (issue 15): PhysX's stream over TCP, an ``.ovd`` or
+an ``.h5`` still being written. Streams are sent over loopback in small, randomly sized pieces
+at a throttled rate, as PhysX sends them, with disconnects in the middle of a command."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pvdkit.live import PREAMBLE
+from pvdkit.ovd.tokenizer import tokenize
+from pvdkit.recording import Recording
+from pvdkit.types import Command, PvdError, PvdWarning
+from tests.pvdkit.test_listen import _cut_inside_command, send
+from viewer.model.live import H5FileWatch, OvdFileFeed, TcpFeed, being_written
+from viewer.model.timeline import Timeline, assumed_timebase
+from viewer.model.workspace import Workspace
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+FIXTURE = DATA / "vehicles_short.ovd"
+
+
+@pytest.fixture(scope="module")
+def stream() -> bytes:
+    return FIXTURE.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def whole(stream):
+    return tokenize(np.frombuffer(stream, np.uint8))
+
+
+def _open(path) -> Recording:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PvdWarning)
+        return Recording.open(path)
+
+
+def _prefix(stream: bytes, end: int, tmp_path: Path) -> Recording:
+    """The recording the first ``end`` bytes of the stream hold (read as a cut file)."""
+    p = tmp_path / f"prefix_{end}.ovd"
+    p.write_bytes(stream[:end])
+    return _open(p)
+
+
+def _sender(port: int, data: bytes, **kw) -> threading.Thread:
+    t = threading.Thread(target=send, args=(port, PREAMBLE + data), kwargs=kw, daemon=True)
+    t.start()
+    return t
+
+
+def _poll_until_done(ws: Workspace, feed, timeout: float = 60.0) -> list[int]:
+    """Poll as the viewer's timer does; the frame count seen after each poll that grew."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while (feed.live or feed.running) and time.monotonic() < deadline:
+        g = ws.poll_live()
+        if g is not None:
+            seen.append(len(ws.session.recording.frames))
+        time.sleep(0.02)
+    g = ws.poll_live()
+    if g is not None:
+        seen.append(len(ws.session.recording.frames))
+    assert not feed.running, "the feed did not end"
+    return seen
+
+
+# --------------------------------------------------------------------------------------------
+# The model: a workspace over a TCP feed
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_throttled_stream_cut_mid_command_grows_the_model_and_keeps_every_complete_frame(
+        tmp_path, stream, whole):
+    cut = _cut_inside_command(whole, 0.6)
+    out = tmp_path / "live.h5"
+    feed = TcpFeed("127.0.0.1:0", str(out))
+    ws = Workspace()
+    ws.set_live(feed)
+    feed.start()
+    sender = _sender(feed.port, stream[:cut], seed=3, max_piece=3000, rate=600e3)
+    seen = _poll_until_done(ws, feed)
+    sender.join(5)
+
+    # The frame count grew while the data arrived, step by step, never backwards.
+    assert len(set(seen)) >= 4, seen
+    assert seen == sorted(seen)
+    # The disconnect leaves everything received in place, with its reason.
+    expected = _prefix(stream, cut, tmp_path)
+    rec = ws.session.recording
+    assert feed.state == "lost" and "ended inside a command" in feed.reason
+    assert rec.incomplete == feed.reason
+    assert len(rec.frames) == len(expected.frames) > 0
+    assert len(rec.objects) == len(expected.objects)
+    # The timeline followed the latest frame; vehicles were found as they appeared.
+    assert ws.timeline.follow and ws.timeline.frame == ws.timeline.last_frame == len(expected.frames) - 1
+    from viewer.model.vehicles import find_vehicles
+
+    names = [v.name for v in ws.session.vehicles]
+    assert names == [v.name for v in find_vehicles(expected)] and len(names) == 4
+    # The recording kept on disk holds every complete frame, with the same values.
+    saved = _open(out)
+    assert saved.incomplete is not None and "ended inside a command" in saved.incomplete
+    assert len(saved.frames) == len(expected.frames)
+    for name in ("WheelRigidBodyState", "RigidBodyState"):
+        o_live = [o for o in rec.objects if o.cls and o.cls.name == name][0]
+        o_saved = saved.find_object(str(o_live.handle))
+        attr = next(iter(o_live.cls.paths))
+        a, b = rec.series(o_live, attr), saved.series(o_saved, attr)
+        np.testing.assert_array_equal(a.frames, b.frames)
+        np.testing.assert_array_equal(a.values, b.values)
+
+
+def test_a_clean_end_is_complete_and_equal_to_the_file(tmp_path, stream):
+    out = tmp_path / "live.ovd"
+    feed = TcpFeed("127.0.0.1:0", str(out))
+    ws = Workspace()
+    ws.set_live(feed)
+    feed.start()
+    _sender(feed.port, stream, seed=5, max_piece=20000, rate=20e6)
+    _poll_until_done(ws, feed)
+    assert feed.state == "ended" and feed.reason is None
+    assert out.read_bytes() == stream
+    ref = _open(FIXTURE)
+    rec = ws.session.recording
+    assert len(rec.frames) == len(ref.frames) and len(rec.objects) == len(ref.objects)
+    assert "ended the stream" in feed.status_text()
+
+
+def test_scrubbing_back_stops_following_and_the_frame_stays_while_data_arrives(tmp_path, stream):
+    feed = TcpFeed("127.0.0.1:0", str(tmp_path / "live.h5"))
+    ws = Workspace()
+    ws.set_live(feed)
+    feed.start()
+    _sender(feed.port, stream, seed=7, max_piece=2000, rate=500e3)
+    deadline = time.monotonic() + 30
+    while len(ws.session.recording.frames) < 6 and time.monotonic() < deadline:
+        ws.poll_live()
+        time.sleep(0.02)
+    ws.timeline.set_frame(2)  # the user scrubs back
+    assert not ws.timeline.follow
+    _poll_until_done(ws, feed)
+    assert ws.timeline.frame == 2
+    assert ws.timeline.n_frames == len(ws.session.recording.frames) > 6
+    ws.timeline.set_follow(True)
+    assert ws.timeline.frame == ws.timeline.last_frame
+
+
+def test_a_connection_that_is_not_physx_ends_the_feed_with_one_line(tmp_path):
+    feed = TcpFeed("127.0.0.1:0", str(tmp_path / "x.h5"))
+    ws = Workspace()
+    ws.set_live(feed)
+    feed.start()
+    with socket.create_connection(("127.0.0.1", feed.port)) as s:
+        s.sendall(b"GET / HTTP/1.1\r\n\r\n")
+    _poll_until_done(ws, feed)
+    assert feed.state == "lost" and "not PhysX's OmniPVD preamble" in feed.reason
+    assert "\n" not in feed.reason
+    assert not (tmp_path / "x.h5").exists()
+
+
+def test_stop_keeps_what_arrived_and_a_temporary_recording_can_be_saved(tmp_path, stream):
+    feed = TcpFeed("127.0.0.1:0")
+    assert feed.temporary
+    ws = Workspace()
+    ws.set_live(feed)
+    feed.start()
+    sock = send(feed.port, PREAMBLE + stream[: len(stream) // 2], keep_open=True)
+    deadline = time.monotonic() + 30
+    while len(ws.session.recording.frames) < 3 and time.monotonic() < deadline:
+        ws.poll_live()
+        time.sleep(0.02)
+    ws.stop_live()
+    sock.close()
+    assert feed.state == "stopped"
+    frames = len(ws.session.recording.frames)
+    assert frames >= 3
+    saved = feed.save_as(str(tmp_path / "kept.h5"))
+    assert not feed.temporary and os.path.exists(saved)
+    rec = _open(saved)
+    assert rec.incomplete == "stopped in the viewer"
+    assert len(rec.frames) >= frames - 1  # the frame open at the stop may be cut
+    feed2 = TcpFeed("127.0.0.1:0")
+    tmp = Path(feed2.path).parent
+    feed2.discard()
+    assert not tmp.exists()
+
+
+def test_a_port_in_use_and_a_bad_address_are_errors_at_once(tmp_path):
+    feed = TcpFeed("127.0.0.1:0", str(tmp_path / "a.h5"))
+    try:
+        with pytest.raises(PvdError, match="cannot listen"):
+            TcpFeed(f"127.0.0.1:{feed.port}", str(tmp_path / "b.h5"))
+    finally:
+        feed.discard()
+    with pytest.raises(PvdError, match="expected \\[HOST:\\]PORT"):
+        TcpFeed("127.0.0.1:http")
+    with pytest.raises(PvdError, match="folder"):
+        TcpFeed("127.0.0.1:0", str(tmp_path / "missing" / "a.h5"))
+
+
+# --------------------------------------------------------------------------------------------
+# Files still being written
+# --------------------------------------------------------------------------------------------
+
+
+def test_an_ovd_being_written_is_followed_as_it_grows(tmp_path, stream, whole):
+    path = tmp_path / "growing.ovd"
+    frames_at = np.flatnonzero(whole.kind == Command.STOP_FRAME)
+    ends = [int(whole.end[frames_at[k]]) for k in (2, 8, 14)] + [len(stream)]
+    path.write_bytes(stream[: ends[0]])
+    assert being_written(str(path))
+    assert not being_written(str(path), now=time.time() + 60)
+    feed = OvdFileFeed(str(path))
+    ws = Workspace()
+    ws.set_live(feed)
+    feed.start()
+    counts = []
+    try:
+        for end in ends[1:]:
+            deadline = time.monotonic() + 10
+            while len(ws.session.recording.frames) < 1 and time.monotonic() < deadline:
+                ws.poll_live()
+                time.sleep(0.02)
+            counts.append(len(ws.session.recording.frames))
+            with open(path, "ab") as f:
+                f.write(stream[path.stat().st_size:end])
+            deadline = time.monotonic() + 10
+            while len(ws.session.recording.frames) == counts[-1] and time.monotonic() < deadline:
+                ws.poll_live()
+                time.sleep(0.02)
+        deadline = time.monotonic() + 10
+        ref = _open(FIXTURE)
+        while len(ws.session.recording.frames) < len(ref.frames) and time.monotonic() < deadline:
+            ws.poll_live()
+            time.sleep(0.02)
+        assert feed.state == "following"
+        assert counts == sorted(counts) and len(set(counts)) == 3
+        assert len(ws.session.recording.frames) == len(ref.frames)
+        # A file rewritten shorter stops the follower, keeping what was read.
+        path.write_bytes(stream[:100])
+        deadline = time.monotonic() + 10
+        while feed.running and time.monotonic() < deadline:
+            time.sleep(0.02)
+        ws.poll_live()
+        assert feed.state == "lost" and "truncated or rewritten" in feed.reason
+        assert len(ws.session.recording.frames) == len(ref.frames)
+    finally:
+        ws.stop_live()
+
+
+def test_an_h5_being_written_is_watched_until_its_writer_closes_it(tmp_path, stream, whole):
+    from pvdkit.h5.stream import H5Stream
+
+    path = tmp_path / "growing.h5"
+    stops = np.flatnonzero(whole.kind == Command.STOP_FRAME)
+    h5 = H5Stream(str(path), flush_interval=0.0, compact=False)
+    h5.write(stream[: int(whole.end[stops[3]])])
+    h5.frame_end()
+    # (A reader in the writer's own process must let go of the file before the writer goes on:
+    # one HDF5 library holds one file open once. Across processes, SWMR lets both.)
+    rec = _open(path)
+    rec.close()
+    assert being_written(str(path), rec)
+    watch = H5FileWatch(str(path))
+    watch.seen(rec)
+    assert not watch.done and not watch.changed()
+    time.sleep(0.01)
+    h5.write(stream[int(whole.end[stops[3]]): int(whole.end[stops[9]])])
+    h5.frame_end()
+    assert watch.changed()
+    rec2 = _open(path)
+    rec2.close()
+    assert len(rec2.frames) > len(rec.frames)
+    watch.seen(rec2)
+    h5.write(stream[int(whole.end[stops[9]]):])
+    h5.close()
+    rec3 = _open(path)
+    watch.seen(rec3)
+    assert watch.done and not watch.changed()
+    assert not being_written(str(path), rec3)
+
+
+# --------------------------------------------------------------------------------------------
+# Timeline
+# --------------------------------------------------------------------------------------------
+
+
+def test_timeline_extend_keeps_the_frame_and_follow_moves_to_the_last():
+    tl = Timeline(assumed_timebase(10))
+    tl.set_frame(4)
+    got = []
+    tl.extended.connect(got.append)
+    tl.extend(assumed_timebase(20))
+    assert tl.frame == 4 and got == [20]
+    tl.set_follow(True)
+    assert tl.frame == 19
+    tl.extend(assumed_timebase(30))
+    assert tl.frame == 29 and tl.follow
+    tl.end()
+    assert tl.follow
+    tl.step(-1)
+    assert not tl.follow
+    tl.set_follow(True)
+    tl.set_timebase(assumed_timebase(5))  # another recording: not followed
+    assert not tl.follow and tl.frame == 0
+
+
+# --------------------------------------------------------------------------------------------
+# The window
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_window_shows_a_live_stream_growing_and_offers_to_keep_it(qtbot, tmp_path, stream, whole):
+    from PySide6.QtCore import QSettings
+
+    from viewer.widgets.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    asked = []
+    win.ask_keep_live = lambda feed: asked.append(feed) or str(tmp_path / "kept.h5")
+    feed = win.listen("127.0.0.1:0")
+    assert feed is not None and not win.timeline.follow_button.isHidden()
+    assert win.timeline.follow_button.isChecked()
+    cut = _cut_inside_command(whole, 0.7)
+    _sender(feed.port, stream[:cut], seed=11, max_piece=2500, rate=500e3)
+    slider_max = []
+
+    def grown():
+        slider_max.append(win.timeline.slider.maximum())
+        return not feed.running and not win._live_timer.isActive()
+
+    qtbot.waitUntil(grown, timeout=60_000)
+    expected = _prefix(stream, cut, tmp_path)
+    ws = win.workspace
+    assert len(ws.session.recording.frames) == len(expected.frames)
+    assert len(set(slider_max)) >= 3  # the timeline grew in steps while data arrived
+    assert win.timeline.slider.maximum() == len(expected.frames) - 1
+    assert win.timeline.slider.value() == win.timeline.slider.maximum()
+    # The start view appeared once the vehicles did: first vehicle, wheel speeds plotted.
+    assert ws.current_vehicle is not None and ws.current_vehicle.name == "/World/Basic"
+    qtbot.waitUntil(lambda: bool(win.plots.panels), timeout=5_000)
+    assert win.objects.tree.topLevelItemCount() >= 1
+    assert "ended inside a command" in win.status_label.text()
+    # Scrubbing back while stopped, then closing: the temporary recording is offered and kept.
+    ws.timeline.set_frame(1)
+    assert not win.timeline.follow_button.isChecked()
+    win.close()
+    assert asked == [feed]
+    kept = _open(tmp_path / "kept.h5")
+    assert len(kept.frames) == len(expected.frames)
+
+
+def test_cancelling_the_keep_question_keeps_the_window_open(qtbot, tmp_path, stream):
+    from PySide6.QtCore import QSettings
+
+    from viewer.widgets.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.show()
+    win.ask_keep_live = lambda feed: None
+    feed = win.listen("127.0.0.1:0")
+    _sender(feed.port, stream, seed=2, max_piece=50000, rate=50e6)
+    qtbot.waitUntil(lambda: not feed.running and not win._live_timer.isActive(), timeout=60_000)
+    assert not win.close()
+    assert win.isVisible() and win.workspace.live is feed
+    win.ask_keep_live = lambda feed: ""  # discard
+    tmp = Path(feed.path).parent
+    assert win.close()
+    assert not tmp.exists()
+
+
+def test_view_listen_arguments_are_checked_in_one_line(tmp_path):
+    import argparse
+
+    from viewer import cli
+
+    def run(*argv):
+        p = argparse.ArgumentParser()
+        cli.configure(p)
+        return cli.run(p.parse_args(list(argv)))
+
+    with pytest.raises(PvdError, match="--save records a live stream: use it with --listen"):
+        run("--save", str(tmp_path / "x.h5"))
+    with pytest.raises(PvdError, match="--listen shows PhysX's live stream"):
+        run("--listen", "5425", str(FIXTURE))
+    with pytest.raises(PvdError, match="bad address"):
+        run("--listen", "host:port")
+    with pytest.raises(PvdError, match="unknown output format"):
+        run("--listen", "0", "--save", str(tmp_path / "x.txt"))
+    with pytest.raises(PvdError, match="cannot be combined with --screenshot"):
+        run("--listen", "0", "--screenshot", str(tmp_path / "x.png"))
+    with pytest.raises(PvdError, match="--follow needs a recording"):
+        run("--follow")
+
+
+def test_a_fixture_copy_is_not_taken_for_a_growing_file(tmp_path):
+    p = tmp_path / "old.ovd"
+    shutil.copy(FIXTURE, p)
+    os.utime(p, (time.time() - 3600, time.time() - 3600))
+    assert not being_written(str(p))
+    assert being_written(str(p), recently=False)
