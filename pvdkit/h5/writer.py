@@ -368,6 +368,7 @@ class H5Writer:
             rows["create_command"], rows["destroy_command"] = o.create_command, o.destroy_command
             parts.append(rows)
         rows = _cat(parts, OBJECT_DTYPE)
+        written: dict[int, tuple[int, int]] = {}  # rows of earlier batches: object → (frame, command)
         for batch in batches:
             u = batch.destroyed_updates
             for obj, frame, cmd in zip(
@@ -377,10 +378,21 @@ class H5Writer:
                     continue
                 if obj >= n0:  # a row of an earlier part, not written yet
                     rows[obj - n0]["destroyed"], rows[obj - n0]["destroy_command"] = frame, cmd
-                else:  # an object of an earlier batch ended: update its row
-                    row = ds[obj]
-                    row["destroyed"], row["destroy_command"] = frame, cmd
-                    ds[obj] = row
+                else:  # an object of an earlier batch ended: its row is updated below
+                    written[obj] = (frame, cmd)
+        if written:  # one read and one write for them all, not two h5py calls per row
+            idx = np.fromiter(sorted(written), np.int64, len(written))
+            vals = np.array([written[i] for i in idx.tolist()], np.int64).reshape(-1, 2)
+            lo, hi = int(idx[0]), int(idx[-1]) + 1
+            dense = hi - lo <= 4 * len(idx) + 4096  # read the span; else only the rows
+            got = ds[lo:hi] if dense else ds[idx]
+            at = idx - lo if dense else np.arange(len(idx))
+            got["destroyed"][at] = vals[:, 0]
+            got["destroy_command"][at] = vals[:, 1]
+            if dense:
+                ds[lo:hi] = got
+            else:
+                ds[idx] = got
         self._append(ds, rows)
         destroys = []
         for batch in batches:

@@ -50,3 +50,43 @@ def test_uncompacted_file_has_several_segments_and_reads_like_the_ovd(tmp_path):
     np.testing.assert_array_equal(frames, f_ref)
     np.testing.assert_array_equal(values.reshape(np.shape(v_ref)), v_ref)
     np.testing.assert_array_equal(from_h5.series(from_h5.find_object(obj_name), attr_name).values, v_ref)
+
+
+def _created_then_destroyed(n_objects: int, destroy: list[int]) -> bytes:
+    """``n_objects`` objects created in frame 0; ``destroy`` (indices) destroyed in frame 2."""
+    from pvdkit.types import DataType
+    from pvdkit.writer import OmniPvdWriter
+
+    mem = MemoryStream()
+    w = OmniPvdWriter(mem)
+    cls = w.register_class("Thing")
+    value = w.register_attribute(cls, "value", DataType.FLOAT32, 1)
+    for frame in range(3):
+        w.start_frame(1, frame * 10)
+        if frame == 0:
+            for i in range(n_objects):
+                w.create_object(1, cls, 0x1000 + i, f"thing{i}")
+        w.set_attribute(1, 0x1000, value, float(frame))
+        if frame == 2:
+            for i in destroy:
+                w.destroy_object(1, 0x1000 + i)
+        w.stop_frame(1, frame * 10 + 5)
+    return mem.getvalue()
+
+
+def test_objects_destroyed_in_a_later_batch_get_their_rows_updated(tmp_path):
+    """Destroys of objects written by an earlier commit update their rows (read and written
+    in bulk: close together as one span, far apart row by row) — the file reads like the .ovd."""
+    for n, destroy in ((300, [0, 7, 299]), (20_000, [3, 19_990])):
+        data = _created_then_destroyed(n, destroy)
+        path = tmp_path / f"destroyed_{n}.h5"
+        stream = H5Stream(path, batch_bytes=1, compact=False)
+        cut = data.index(b"thing%d" % (n - 1))  # after most creates: the destroys come a commit later
+        stream.write(data[:cut])
+        stream.flush()
+        stream.write(data[cut:])
+        stream.close()
+        assert h5_to_ovd_bytes(path) == data
+        ref, got = Recording.open(data), Recording.open(path)
+        assert [o.destroyed for o in got.objects] == [o.destroyed for o in ref.objects]
+        assert sum(o.destroyed is not None for o in got.objects) == len(destroy)
