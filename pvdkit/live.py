@@ -209,22 +209,31 @@ class LiveRecorder:
         if self.preamble is not None and not self.preamble.done:
             view = self.preamble.feed(view)
         before = self.parser.bytes_received
+        damaged_before = self.parser.error is not None
         chunk = self.parser.feed(view)
         if self._sink is None:
             if self.parser.version is None:
                 return chunk
             self._open_sink()
             view = view[HEADER_SIZE - before :]
-        if len(view):
-            self._sink.write(view)
-            if isinstance(self._sink, OvdFileStream):
+        if isinstance(self._sink, OvdFileStream):
+            if len(view):
+                self._sink.write(view)
                 self._sink.flush()
-            else:
-                self._uncommitted += len(view)
-        if isinstance(self._sink, H5Stream):
-            if chunk is not None and chunk.frames_stopped:
-                self._sink.frame_end()  # commits the first frame at once, then on time
-            self._note_commits()
+            return chunk
+        # .h5: the commands the parser completed, tokenized once for the file and the caller;
+        # after damage, the bytes verbatim (the file keeps them as its damaged tail).
+        if chunk is not None:
+            self._sink.write_commands(chunk.data, chunk.table)
+            self._uncommitted += len(chunk.data)
+        if self.parser.error is not None:
+            rest = view if damaged_before else self.parser.take_damaged()
+            if len(rest):
+                self._sink.write(rest)
+                self._uncommitted += len(rest)
+        if chunk is not None and chunk.frames_stopped:
+            self._sink.frame_end()  # commits the first frame at once, then on time
+        self._note_commits()
         return chunk
 
     def poll(self) -> None:
@@ -270,6 +279,9 @@ class LiveRecorder:
             reason = self.parser.finish()
         sink, self._sink = self._sink, None
         if isinstance(sink, H5Stream):
+            tail = self.parser.tail  # an incomplete last command: kept verbatim, as bytes
+            if tail:
+                sink.write(tail)
             if reason is not None:
                 sink.mark_interrupted(reason)
             sink.close()

@@ -47,7 +47,7 @@ from pvdkit.index.builder import IndexBuilder
 from pvdkit.index.tables import Batch
 from pvdkit.outputs import check_output, free_bytes, temp_file_beside
 from pvdkit.ovd.codec import HEADER_SIZE, decode_header
-from pvdkit.ovd.tokenizer import tokenize
+from pvdkit.ovd.tokenizer import CommandTable, tokenize
 from pvdkit.signals import deferred_signals
 from pvdkit.types import Command, PvdError
 
@@ -142,6 +142,25 @@ class H5Stream:
         self._waiting += n
         if self._writer is None and len(self._pending) >= HEADER_SIZE:
             self._guarded(self._start)
+        self._maybe_flush()
+
+    def write_commands(self, data: np.ndarray, table: CommandTable) -> None:
+        """Receive complete commands already tokenized (``data`` exactly their bytes, ``table``
+        their rows, frames numbered on from the stream's): the file is the one their bytes give.
+
+        Why: a live stream's parser (:class:`pvdkit.live.LiveRecorder`) tokenizes every piece for
+        the view anyway; one parse then serves the file too. Damaged or unstarted streams take
+        the bytes path.
+        """
+        self._check_open()
+        if self._writer is None or self._error is not None or self._pending or \
+                (table.error is not None and not table.truncated):
+            self.write(np.asarray(data, np.uint8).tobytes())
+            return
+        n = len(data)
+        self.bytes_written += n
+        self._parts.append(_Tokenized(np.asarray(data, np.uint8), table))
+        self._waiting += n
         self._maybe_flush()
 
     def write_prepared(self, block: PreparedAttributes) -> None:
@@ -289,6 +308,15 @@ class H5Stream:
             if isinstance(part, bytearray):
                 raw += part
                 continue
+            if isinstance(part, _Tokenized):
+                if raw and not self._feed(raw, out):
+                    self._bury(parts[i:])
+                    break
+                if raw:  # an incomplete command before it (never from a parser): as bytes
+                    raw += part.data.tobytes()
+                    continue
+                self._feed_tokenized(part, out)
+                continue
             st, payload = part
             if st.layout is not None and st.epoch == self._epoch:
                 if raw and not self._feed(raw, out):
@@ -337,10 +365,25 @@ class H5Stream:
         self._offset += table.valid_end
         return True
 
+    def _feed_tokenized(self, part: _Tokenized, out: list[Batch | PreparedFrame]) -> None:
+        """Index commands tokenized elsewhere (see :meth:`write_commands`) into ``out``."""
+        table = part.table
+        if len(table):
+            out.append(self._builder.feed(part.data, table))
+            self._frame = table.last_frame
+            if np.any((table.kind == Command.CREATE_OBJECT) | (table.kind == Command.DESTROY_OBJECT)):
+                self._epoch += 1
+        self._offset += len(part.data)
+
     def _bury(self, parts: list) -> None:
         """After damage every later write is kept verbatim, never parsed."""
         for part in parts:
-            self._dead += part if isinstance(part, bytearray) else part[0].bytes_of(part[1])
+            if isinstance(part, bytearray):
+                self._dead += part
+            elif isinstance(part, _Tokenized):
+                self._dead += part.data.tobytes()
+            else:
+                self._dead += part[0].bytes_of(part[1])
 
     def _commit(self) -> None:
         if self._writer is None:
@@ -390,6 +433,16 @@ class H5Stream:
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
+
+
+class _Tokenized:
+    """Commands received already tokenized (:meth:`H5Stream.write_commands`)."""
+
+    __slots__ = ("data", "table")
+
+    def __init__(self, data: np.ndarray, table: CommandTable) -> None:
+        self.data = data
+        self.table = table
 
 
 def _frames(n: int) -> str:

@@ -71,6 +71,19 @@ class StreamParser:
         self._buf = bytearray()  # the header until complete, then the unconsumed tail
         self._need = HEADER_SIZE  # tokenize no sooner than this many bytes are buffered
         self._base_len = 4
+        self._damaged = b""
+
+    @property
+    def tail(self) -> bytes:
+        """The bytes received after the last complete command, not damaged (an incomplete
+        command being received)."""
+        return bytes(self._buf) if self.version is not None and self.error is None else b""
+
+    def take_damaged(self) -> bytes:
+        """The bytes from the damage to the end of the piece that revealed it (once; later
+        pieces are the caller's): what a recorder keeps verbatim after damage."""
+        out, self._damaged = self._damaged, b""
+        return out
 
     @property
     def pending(self) -> int:
@@ -124,7 +137,10 @@ class StreamParser:
         self._need = 1
         if table.error is not None and not table.truncated:
             self.error = table.error.replace(f"offset {end}", f"offset {start + end}", 1)
-            self._buf = bytearray()  # the damaged rest is counted in ``pending``, never parsed
+            # The damaged rest is counted in ``pending``, never parsed; a recorder that keeps
+            # it verbatim takes it once (take_damaged).
+            self._damaged = bytes(data[end:])
+            self._buf = bytearray()
         if not len(table):
             return None
         kind = table.kind

@@ -176,3 +176,46 @@ def test_a_stream_cut_inside_a_command_says_so_and_a_foreign_header_raises(strea
     assert len(live.frames) == 10
     with pytest.raises(PvdError):
         Recording.stream("web").feed(b"GET / HTTP/1.1\r\n\r\n")
+
+
+@pytest.mark.parametrize("cut", ["whole", "inside a command", "damaged"])
+def test_a_live_h5_from_pieces_is_the_file_convert_makes_of_the_same_bytes(stream: bytes, tmp_path, cut) -> None:
+    """LiveRecorder hands its parser's commands to the .h5 already tokenized (one parse for the
+    file and the view): whole, cut inside a command or damaged, the file holds exactly the bytes
+    received — complete commands indexed, the rest verbatim — as convert makes of them."""
+    import random
+
+    from pvdkit.h5 import h5_to_ovd_bytes
+    from pvdkit.live import LiveRecorder
+
+    data = bytearray(stream)
+    cuts = _frame_cuts(stream)
+    if cut == "inside a command":
+        t = tokenize(np.frombuffer(stream, np.uint8))
+        row = int(np.flatnonzero(t.kind == Command.SET_ATTRIBUTE)[len(t) // 2])
+        data = data[: int(t.offset[row]) + 7]
+    elif cut == "damaged":
+        t = tokenize(np.frombuffer(stream, np.uint8))
+        data = data[: cuts[80]]
+        data[int(t.offset[np.searchsorted(t.offset, cuts[50] + 1)])] = 0xEE
+    data = bytes(data)
+    out = tmp_path / "live.h5"
+    rng = random.Random(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PvdWarning)
+        rec = LiveRecorder(out, flush_interval=0.0)  # a commit at every frame end: many batches
+        i = 0
+        while i < len(data):
+            n = rng.randint(1, 200_000)
+            rec.feed(data[i : i + n])
+            i += n
+        summary = rec.close()
+        assert h5_to_ovd_bytes(out) == data
+        live, ref = Recording.open(out), Recording.open(data)
+    assert len(live.frames) == len(ref.frames)
+    assert (live.error is None) == (ref.error is None) == (cut == "whole")
+    assert summary.complete == (cut != "inside a command")  # a damaged stream ended cleanly
+    assert (summary.damage is None) == (cut != "damaged")
+    last = len(ref.frames) - 1
+    for a, b in zip(live.objects[:40], ref.objects[:40], strict=True):
+        assert _same(live.state_at(a, last), ref.state_at(b, last))
