@@ -154,6 +154,32 @@ def test_scrubbing_back_stops_following_and_the_frame_stays_while_data_arrives(t
     assert ws.timeline.frame == ws.timeline.last_frame
 
 
+def test_a_saved_recording_compared_with_a_live_one_follows_its_growth(tmp_path, stream):
+    from viewer.model.session import RecordingSession
+
+    feed = TcpFeed("127.0.0.1:0", str(tmp_path / "live.h5"))
+    ws = Workspace()
+    ws.set_live(feed)
+    feed.start()
+    _sender(feed.port, stream, seed=9, max_piece=2000, rate=400e3)
+    deadline = time.monotonic() + 30
+    while len(ws.session.recording.frames) < 5 and time.monotonic() < deadline:
+        ws.poll_live()
+        time.sleep(0.02)
+    ws.add_comparison(RecordingSession.open(FIXTURE))
+    comp = ws.comparison
+    before = len(comp.common_frames())
+    wheel = ws.session.vehicles[0].wheels[0].parts["WheelRigidBodyState"][0]
+    ws.plot("WheelRigidBodyState.rotationSpeed", context=wheel)
+    key = ws.plots.plots[-1].curves[0].key
+    _poll_until_done(ws, feed)
+    n = len(ws.session.recording.frames)
+    assert before < len(comp.common_frames()) == n  # A grew; B, the same run, is whole
+    diff = comp.difference(key)
+    assert diff is not None and len(diff.frames) > 0
+    assert np.all(diff.values[np.isfinite(diff.values)] == 0)  # the same bytes: no difference
+
+
 def test_a_connection_that_is_not_physx_ends_the_feed_with_one_line(tmp_path):
     feed = TcpFeed("127.0.0.1:0", str(tmp_path / "x.h5"))
     ws = Workspace()
