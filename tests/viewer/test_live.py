@@ -438,3 +438,52 @@ def test_a_fixture_copy_is_not_taken_for_a_growing_file(tmp_path):
     os.utime(p, (time.time() - 3600, time.time() - 3600))
     assert not being_written(str(p))
     assert being_written(str(p), recently=False)
+
+
+_WRITER = """
+import sys, time
+from pvdkit.live import LiveRecorder
+data = open(sys.argv[1], "rb").read()
+rec = LiveRecorder(sys.argv[2], flush_interval=0.1)
+step = len(data) // 20
+for i in range(0, len(data), step):
+    rec.feed(data[i:i + step])
+    time.sleep(0.1)
+    if i == 0:
+        print("started", flush=True)
+        sys.stdin.readline()  # the test opens the file, then lets the writer go on
+rec.close()
+"""
+
+
+def test_the_window_follows_an_h5_another_process_is_writing(qtbot, tmp_path):
+    import subprocess
+    import sys
+
+    from PySide6.QtCore import QSettings
+
+    from viewer.widgets.main_window import MainWindow
+
+    out = tmp_path / "growing.h5"
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(FIXTURE), str(out)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "started"
+        settings = QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat)
+        win = MainWindow(settings=settings)
+        qtbot.addWidget(win)
+        win.open_file(str(out), wait=True)
+        first = win.workspace.session.n_frames
+        assert win._h5_watch is not None and not win.timeline.follow_button.isHidden()
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        qtbot.waitUntil(lambda: win._h5_watch is None, timeout=60_000)  # the writer closed it
+        assert writer.wait(30) == 0
+    finally:
+        writer.kill()
+    ref = _open(FIXTURE)
+    ws = win.workspace
+    assert first < ws.session.n_frames == len(ref.frames)
+    assert ws.session.recording.incomplete is None
+    assert ws.timeline.frame == ws.timeline.last_frame  # it followed the latest frame
+    assert ws.current_vehicle is not None and ws.current_vehicle.name == "/World/Basic"
