@@ -30,6 +30,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from pvdkit.h5.stream import FLUSH_INTERVAL
 from pvdkit.index.stream import Chunk, StreamParser
 from pvdkit.listen import listen_socket, parse_address, receive
 from pvdkit.live import LiveRecorder, LiveSummary, output_format, warm_up
@@ -219,26 +220,25 @@ class TcpFeed(LiveFeed):
     a port in use is a :class:`PvdError` here, not later.
     """
 
-    def __init__(self, address: str, save: str | None = None, *, flush_interval: float | None = None) -> None:
+    def __init__(self, address: str, save: str | None = None, *,
+                 flush_interval: float = FLUSH_INTERVAL) -> None:
         host, port = parse_address(address)
+        if save is not None:
+            output_format(save)
+            check_output(save)
+        self.server = listen_socket(host, port)
         self._tmpdir: str | None = None
         if save is None:
             self._tmpdir = tempfile.mkdtemp(prefix="pvdkit-live-")
             save = os.path.join(self._tmpdir, time.strftime("live-%Y%m%d-%H%M%S.h5"))
-        else:
-            output_format(save)
-            check_output(save)
         self.path = save
-        self.server = listen_socket(host, port)
         bound = self.server.getsockname()
         self.port = int(bound[1])
         self.address = f"{bound[0]}:{bound[1]}" if ":" not in str(bound[0]) else f"[{bound[0]}]:{bound[1]}"
         super().__init__(self.address)
-        kwargs = {} if flush_interval is None else {"flush_interval": flush_interval}
-        self._flush_kwargs = kwargs
+        self.flush_interval = flush_interval
         self.recorder: LiveRecorder | None = None
         self.summary: LiveSummary | None = None
-        self.saved = save is not None and self._tmpdir is None
 
     def _closed(self) -> None:
         self.server.close()
@@ -268,7 +268,8 @@ class TcpFeed(LiveFeed):
             self.server.close()
         self.peer = f"{addr[0]}:{addr[1]}"
         self.state = "receiving"
-        recorder = LiveRecorder(self.path, preamble=True, source_name=self.peer, **self._flush_kwargs)
+        recorder = LiveRecorder(self.path, preamble=True, source_name=self.peer,
+                                flush_interval=self.flush_interval)
         self.recorder = recorder
 
         coalescing = _Coalescing(recorder, self)
@@ -311,7 +312,6 @@ class TcpFeed(LiveFeed):
             convert(self.path, path)
         self.discard()
         self.path = path
-        self.saved = True
         return path
 
     def discard(self) -> None:
