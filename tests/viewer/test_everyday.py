@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from pvdkit.types import PvdError
@@ -263,6 +263,18 @@ def test_three_recordings_compared(window, tmp_path):
     ws.timeline.set_frame(9)
     assert panel.diff_legend.values == ["0.1", "-0.1"]
     assert "B: b.ovd" in panel.diff_legend.title
+    # The top-down view draws every compared recording's cars, each in its line style, at its
+    # own frame (C ends before A: its car stays at its last frame).
+    td = win.topdown
+    assert [f.model.session.name for f in td.fleets_b] == ["b.ovd", "c.ovd"]
+    assert [f.names[0] for f in td.fleets_b] == ["car (B)", "car (C)"]
+    assert [f.style for f in td.fleets_b] == [Qt.PenStyle.DashLine, Qt.PenStyle.DotLine]
+    ws.timeline.set_frame(30)
+    xa = td.fleet.frame.centres[0]
+    xb, xc = (f.frame.centres[0] for f in td.fleets_b)
+    assert td.fleets_b[1].frame.frame == 19 and td.fleets_b[0].frame.frame == 29
+    assert xc[0] < xb[0] < xa[0]  # driving along +x: C stopped first, then B
+    assert "dotted: c.ovd" in td.info.text()
 
 
 # ------------------------------------------------------------------ 8. layouts

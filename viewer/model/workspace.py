@@ -97,7 +97,7 @@ class Workspace:
         self.curves: CurveCache | None = None
         self.compared: ComparisonSet | None = None
         self._topdown: TopDownModel | None = None
-        self._topdown_b: TopDownModel | None = None
+        self._topdown_compared: dict[int, TopDownModel] = {}
 
     # ------------------------------------------------------------------ recordings
 
@@ -243,14 +243,14 @@ class Workspace:
         if self.session is not None:
             self.session.set_up_axis(setting)
         self._topdown = None
-        self._topdown_b = None
+        self._topdown_compared = {}
         self.topdown_changed.emit()
 
     def rebuild_topdown(self) -> None:
         """Build the top-down geometry again on next use (a live recording grew: its models
         show the frames they were built over until then; the view rebuilds them throttled)."""
         self._topdown = None
-        self._topdown_b = None
+        self._topdown_compared = {}
 
     @property
     def topdown(self) -> TopDownModel | None:
@@ -259,13 +259,25 @@ class Workspace:
         return self._topdown
 
     @property
+    def topdown_compared(self) -> list[TopDownModel]:
+        """Top-down geometry of every compared recording (B, C, D …), in the main recording's
+        ground plane; built on first use and kept while the comparison is."""
+        if self.topdown is None:
+            return []
+        models = []
+        for c in self.comparisons:
+            m = self._topdown_compared.get(id(c.b))
+            if m is None or m.session is not c.b:
+                m = TopDownModel(c.b, self.topdown.ground)
+            models.append(m)
+        self._topdown_compared = {id(m.session): m for m in models}
+        return models
+
+    @property
     def topdown_b(self) -> TopDownModel | None:
-        """Top-down geometry of the comparison recording, in the main recording's ground plane."""
-        if self.comparison is None or self.topdown is None:
-            return None
-        if self._topdown_b is None or self._topdown_b.session is not self.comparison.b:
-            self._topdown_b = TopDownModel(self.comparison.b, self.topdown.ground)
-        return self._topdown_b
+        """Top-down geometry of the first comparison recording (see :attr:`topdown_compared`)."""
+        models = self.topdown_compared
+        return models[0] if models else None
 
     # ------------------------------------------------------------------ conveniences
 

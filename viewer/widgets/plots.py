@@ -57,15 +57,7 @@ from viewer.widgets import theme
 from viewer.widgets.property_view import CURVE_MIME
 
 LEFT_AXIS_WIDTH = 74
-#: Line styles of compared recordings B, C, D … (A is solid).
-COMPARE_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine,
-                  Qt.PenStyle.DashDotDotLine)
 X_AXIS_MODES = ("time", "frame")
-
-
-def compare_style(j: int) -> Qt.PenStyle:
-    """Line style of recording ``j`` (0 = A, solid)."""
-    return Qt.PenStyle.SolidLine if j == 0 else COMPARE_STYLES[(j - 1) % len(COMPARE_STYLES)]
 
 
 class FrameTimeAxis(pg.AxisItem):
@@ -348,7 +340,7 @@ class PlotPanel:
                 on_a = comp.overlay(c.key)
                 if on_a is None:
                     continue
-                pen = pg.mkPen(_shade(color, j), width=1, style=compare_style(j))
+                pen = pg.mkPen(_shade(color, j), width=1, style=theme.compare_style(j))
                 b_data = comp.cache_b.get(kb) if kb is not None else None
                 d.overlays.append(_Overlay(j, comp, b_data, on_a, pen))
             self.drawn.append(d)
@@ -374,7 +366,7 @@ class PlotPanel:
                     diff = compared.difference(d.curve.key, j)
                     if diff is None:
                         continue
-                    d.diffs.append((j, diff, pg.mkPen(color, width=1, style=compare_style(j))))
+                    d.diffs.append((j, diff, pg.mkPen(color, width=1, style=theme.compare_style(j))))
                     label = f"{d.curve.label} ({LETTERS[ref]} − {LETTERS[j]})" if many else d.curve.label
                     rows.append((label, color, j != 0))
             title = (f"Δ A − B  ({compared.members[0].b.name}, by {compared.sync})" if not many else

@@ -7,6 +7,7 @@ One place for colours so that the object tree, property view, plots and top-down
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -27,6 +28,16 @@ ERROR = "#ff6b6b"
 #: Curve colours (bright on dark, distinguishable): curve i of a plot uses PALETTE[i % len].
 PALETTE = ("#4e9cf5", "#f5a142", "#5cc97b", "#ef5b5b", "#b48cf2", "#42c9c9", "#f2d14e", "#f27ec2",
            "#9aa5b1", "#8bd450", "#ff8c69", "#7aa7ff")
+
+
+#: Line styles of compared recordings B, C, D … (A is solid), in plots and the top-down view.
+COMPARE_STYLES = (Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine,
+                  Qt.PenStyle.DashDotDotLine)
+
+
+def compare_style(j: int) -> Qt.PenStyle:
+    """Line style of recording ``j`` (0 = A, solid)."""
+    return Qt.PenStyle.SolidLine if j == 0 else COMPARE_STYLES[(j - 1) % len(COMPARE_STYLES)]
 
 
 def curve_color(i: int) -> QColor:

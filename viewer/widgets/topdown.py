@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from pvdkit.recording import Object
+from viewer.model.compare import LETTERS
 from viewer.model.session import RecordingSession
 from viewer.model.topdown import FleetFrame, TopDownModel, VehicleShape
 from viewer.model.workspace import Workspace
@@ -57,12 +58,11 @@ def polygons_path(polys: np.ndarray) -> QPainterPath:
     return path
 
 
-def _cosmetic(color: QColor, width: float, dashed: bool = False) -> QPen:
+def _cosmetic(color: QColor, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
     pen = QPen(color, 0)
     pen.setCosmetic(True)
     pen.setWidthF(width)
-    if dashed:
-        pen.setStyle(Qt.PenStyle.DashLine)
+    pen.setStyle(style)
     return pen
 
 
@@ -70,12 +70,14 @@ class _FleetItems:
     """The graphics items of one recording's vehicles (created once, reshaped every frame).
 
     Vehicle ``i`` has colour ``theme.curve_color(i)``; vehicles of one colour share a chassis
-    path and a trail item. ``ghost``: the comparison recording (dashed, outlines only)."""
+    path and a trail item. ``j``: which recording (0: the open one; 1, 2 …: compared recordings
+    B, C …, drawn as outlines in their line style, as in the plots)."""
 
-    def __init__(self, view: pg.ViewBox, model: TopDownModel, suffix: str = "", ghost: bool = False) -> None:
+    def __init__(self, view: pg.ViewBox, model: TopDownModel, suffix: str = "", j: int = 0) -> None:
         self.view = view
         self.model = model
-        self.ghost = ghost
+        self.ghost = j > 0
+        self.style = theme.compare_style(j)
         n = len(model.geometries)
         self.n_colors = min(n, len(theme.PALETTE))
         self.color_of = np.arange(n) % max(self.n_colors, 1)
@@ -92,17 +94,16 @@ class _FleetItems:
                 connect = np.ones(len(xy), np.int32)
                 connect[np.cumsum([len(t) for t in trajs]) - 1] = 0
                 trail = pg.PlotCurveItem(xy[:, 0], xy[:, 1], connect=connect, pen=pg.mkPen(
-                    QColor(color.red(), color.green(), color.blue(), 120), width=1,
-                    style=Qt.PenStyle.DashLine if ghost else Qt.PenStyle.SolidLine))
+                    QColor(color.red(), color.green(), color.blue(), 120), width=1, style=self.style))
                 # The trail never changes while the cars move over it: paint it from a pixmap.
                 trail.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
                 self.trails.append(trail)
                 self._add(trail)
             body = QGraphicsPathItem()
             fill = QColor(color)
-            fill.setAlpha(0 if ghost else 70)
+            fill.setAlpha(0 if self.ghost else 70)
             body.setBrush(QBrush(fill))
-            body.setPen(_cosmetic(color, 1.2, ghost))
+            body.setPen(_cosmetic(color, 1.2, self.style))
             self.bodies.append(body)
             self._add(body)
         self.wheels = QGraphicsPathItem()
@@ -149,7 +150,7 @@ class _FleetItems:
             fill = QColor(c)
             fill.setAlpha(0 if self.ghost else 150)
             self.sel_body.setBrush(QBrush(fill))
-            self.sel_body.setPen(_cosmetic(c.lighter(140), 2.2, self.ghost))
+            self.sel_body.setPen(_cosmetic(c.lighter(140), 2.2, self.style))
             if self.sel_label is not None:
                 self.sel_label.setText(self.names[index])
         if self.frame is not None:
@@ -207,7 +208,7 @@ class TopDownView(QWidget):
         lay.addLayout(bar)
         lay.addWidget(self.plot, 1)
         self.fleet: _FleetItems | None = None
-        self.fleet_b: _FleetItems | None = None
+        self.fleets_b: list[_FleetItems] = []  # compared recordings B, C …
         self._selected: int | None = None
         self.frame: FleetFrame | None = None
         self.plot.scene().sigMouseClicked.connect(self._on_click)
@@ -240,11 +241,11 @@ class TopDownView(QWidget):
         self._on_session(self.workspace.session, fit=not had)
 
     def _on_session(self, session: RecordingSession | None, fit: bool = True) -> None:
-        for fleet in (self.fleet, self.fleet_b):
+        for fleet in (self.fleet, *self.fleets_b):
             if fleet is not None:
                 fleet.remove()
         self.fleet = None
-        self.fleet_b = None
+        self.fleets_b = []
         self.frame = None
         model = self.workspace.topdown if session is not None else None
         if model is None:
@@ -256,16 +257,22 @@ class TopDownView(QWidget):
         self.plot.setLabel("left", f"{g.v} (m)")
         self.info.setText(f"up {g.up} ({g.source}) · {len(model.geometries)} vehicle"
                           f"{'s' if len(model.geometries) != 1 else ''}")
-        model_b = self.workspace.topdown_b
-        if model_b is not None:
-            self.fleet_b = _FleetItems(vb, model_b, " (B)", ghost=True)
-            self.info.setText(self.info.text() + f" · dashed: {model_b.session.name}")
+        styles = ("dashed", "dotted", "dash-dotted", "dash-dot-dotted")
+        for j, model_b in enumerate(self.workspace.topdown_compared, start=1):
+            self.fleets_b.append(_FleetItems(vb, model_b, f" ({LETTERS[j % len(LETTERS)]})", j))
+            style = styles[(j - 1) % len(styles)]
+            self.info.setText(self.info.text() + f" · {style}: {model_b.session.name}")
         self.info.setToolTip(self.info.text())
         self.fleet = _FleetItems(vb, model)
         self._on_selection(self.workspace.selection.current)
         self.set_frame(self.workspace.timeline.frame)
         if fit:
             self._fit()
+
+    @property
+    def fleet_b(self) -> _FleetItems | None:
+        """The first compared recording's items (None when not comparing)."""
+        return self.fleets_b[0] if self.fleets_b else None
 
     def _fit(self) -> None:
         model = self.workspace.topdown
@@ -274,7 +281,7 @@ class TopDownView(QWidget):
         pts = []
         if self.frame is not None and self.frame.present.any():
             pts.append(self.frame.outlines[self.frame.present].reshape(-1, 2))
-        for m in (model, self.workspace.topdown_b):
+        for m in (model, *self.workspace.topdown_compared):
             b = m.bounds() if m is not None else None
             if b is not None:
                 pts.append(np.asarray(b))
@@ -294,9 +301,8 @@ class TopDownView(QWidget):
         ff = model.frame_at(frame)
         self.frame = ff
         self.fleet.set_frame(ff)
-        model_b, comp = self.workspace.topdown_b, self.workspace.comparison
-        if model_b is not None and comp is not None and self.fleet_b is not None:
-            self.fleet_b.set_frame(model_b.frame_at(comp.frame_b(frame)))
+        for fleet, comp in zip(self.fleets_b, self.workspace.comparisons, strict=False):
+            fleet.set_frame(fleet.model.frame_at(comp.frame_b(frame)))
         sel = self._selected
         if self.follow.isChecked() and sel is not None and ff.present[sel]:
             vb = self.plot.getViewBox()
@@ -324,9 +330,9 @@ class TopDownView(QWidget):
         self._selected = self._geometry_index(model, vi)
         if self.fleet is not None:
             self.fleet.set_selected(self._selected)
-        if self.fleet_b is not None:
-            # The comparison's vehicle with the same index (as before: matched by position).
-            self.fleet_b.set_selected(self._geometry_index(self.fleet_b.model, vi))
+        for fleet in self.fleets_b:
+            # The compared recording's vehicle with the same index (matched by position).
+            fleet.set_selected(self._geometry_index(fleet.model, vi))
 
     def _on_click(self, ev) -> None:
         if ev.button() != Qt.MouseButton.LeftButton or self.frame is None:
