@@ -179,7 +179,8 @@ def test_a_stream_cut_inside_a_command_says_so_and_a_foreign_header_raises(strea
 
 
 @pytest.mark.parametrize("cut", ["whole", "inside a command", "damaged"])
-def test_a_live_h5_from_pieces_is_the_file_convert_makes_of_the_same_bytes(stream: bytes, tmp_path, cut) -> None:
+def test_a_live_h5_from_pieces_is_the_file_convert_makes_of_the_same_bytes(stream: bytes, tmp_path,
+                                                                          cut) -> None:
     """LiveRecorder hands its parser's commands to the .h5 already tokenized (one parse for the
     file and the view): whole, cut inside a command or damaged, the file holds exactly the bytes
     received — complete commands indexed, the rest verbatim — as convert makes of them."""

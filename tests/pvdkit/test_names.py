@@ -11,7 +11,17 @@ import pytest
 
 from pvdkit import cli
 from pvdkit.diff.identity import object_identities
-from pvdkit.names import NORM, find_vehicles, names_of, parse_element, split_element
+from pvdkit.names import (
+    NORM,
+    find_vehicles,
+    handle_attributes,
+    handle_refs,
+    names_of,
+    parse_element,
+    referenced,
+    split_element,
+    vehicles,
+)
 from pvdkit.recording import Recording
 from pvdkit.types import PvdError
 
@@ -152,3 +162,100 @@ def test_element_selectors_as_the_viewer_takes_them(capsys):
     norms = [sum(x * x for x in v) ** 0.5 for v in full]
     assert [float(r[6]) for r in rows["[norm]"][1:]] == pytest.approx(norms)
     assert any(v[2] != 0 for v in full)
+
+
+def test_handle_refs_answer_as_referenced(physx):
+    """The bulk read of every object-handle series (what the vehicle walk follows) gives, per
+    object and attribute, what one series read gives, attributes in class order."""
+    refs = handle_refs(physx)
+    checked = 0
+    for o in physx.objects:
+        for name, _ in handle_attributes(o):
+            want = referenced(physx, o, name)
+            assert refs.get(o.index, {}).get(name, []) == want, (o, name)
+            checked += bool(want)
+        got = list(refs.get(o.index, {}))
+        assert got == [n for n, _ in handle_attributes(o) if n in got], o
+    assert checked > 20
+
+
+def test_vehicle_parts_and_wheel_parts_are_disjoint_and_are_the_owners(physx):
+    names = names_of(physx)
+    seen: set[int] = set()
+    for v in find_vehicles(physx):
+        assert v.wheel_lists == ("wheelAttachmentSet", "physxWheelAttachmentSet")
+        assert v.actor in v.parts and v.obj not in v.parts
+        assert [o.index for o in v.parts] == sorted(o.index for o in v.parts)
+        assert {names.owner(o) for o in v.parts} == {(v, None)}
+        for k, objs in enumerate(v.wheel_parts):
+            assert set(v.wheels[k]) <= set(objs)  # the list members belong to their wheel
+            assert [o.cls.name for o in objs].count("TireForce") == 1
+            assert {names.owner(o) for o in objs} == {(v, k)}
+        mine = [o.index for o in v.parts] + [o.index for objs in v.wheel_parts for o in objs]
+        assert len(set(mine)) == len(mine) and not set(mine) & seen
+        seen.update(mine)
+    outside = [o for o in physx.objects if names.owner(o)[0] is None]
+    assert outside and all(names.path(o) == names.identity(o) for o in outside)
+
+
+def test_paths_of_vehicle_objects_need_no_identities(monkeypatch):
+    """Owners and the paths of vehicles' objects come from the vehicle walk alone: a 28,000-
+    object fleet names its vehicles' objects without the whole-graph identities of ``pvdkit diff``."""
+    import pvdkit.names
+
+    rec = Recording.open(DATA / "vehicles_short.ovd")
+
+    def refuse(_rec):
+        raise AssertionError("identities computed")
+
+    monkeypatch.setattr(pvdkit.names, "object_identities", refuse)
+    names = names_of(rec)
+    tire = rec.objects_of_class("TireForce")[0]
+    assert names.path(tire) == "/World/Basic/wheel 0/TireForce" and names.owner(tire)[1] == 0
+    assert [v.path for v in vehicles(rec)[0].wheels] == [f"/World/Basic/wheel {k}" for k in range(4)]
+    with pytest.raises(AssertionError, match="identities"):
+        names.path(rec.objects_of_class("PxScene")[0])
+
+
+def test_a_growing_recording_is_walked_again():
+    """A live recording fed in pieces: vehicles, owners and paths follow what has arrived, and
+    end equal to those of the whole file."""
+    data = (DATA / "vehicles_short.ovd").read_bytes()
+    whole = Recording.open(DATA / "vehicles_short.ovd")
+    live = Recording.stream("pieces")
+    counts = []
+    for start in range(0, len(data), 40_000):
+        live.feed(data[start:start + 40_000])
+        counts.append(len(find_vehicles(live)))
+        names = names_of(live)
+        assert names.vehicles is find_vehicles(live)
+        if counts[-1]:
+            assert names.owner(names.vehicles[0].obj) == (names.vehicles[0], None)
+    live.finish()
+    assert counts[0] < 4 == counts[-1] and counts == sorted(counts)
+    want, got = names_of(whole), names_of(live)
+    assert [(v.name, v.kind, v.nb_wheels) for v in got.vehicles] == [(n, k, 4) for n, k in VEHICLES]
+    assert [got.path(o) for o in live.objects] == [want.path(o) for o in whole.objects]
+
+
+def test_a_subclass_builds_its_own_wheels():
+    """``Vehicle.of`` builds an application's own vehicle and wheel views (the viewer's add
+    labels and axes) over the same discovery."""
+    from dataclasses import dataclass
+
+    from pvdkit.names import Vehicle, Wheel
+
+    @dataclass(eq=False, repr=False)
+    class MyWheel(Wheel):
+        label: str = "?"
+
+    class MyVehicle(Vehicle):
+        wheel_type = MyWheel
+
+    rec = Recording.open(DATA / "vehicles_short.ovd")
+    names = names_of(rec)
+    mine = [MyVehicle.of(info, names) for info in names.vehicles]
+    assert [v.name for v in mine] == [v.name for v in vehicles(rec)]
+    w = mine[3].wheels[1]
+    assert isinstance(w, MyWheel) and w.label == "?" and w.vehicle is mine[3]
+    assert w.object("TireForce") is vehicles(rec)[3].wheels[1].object("TireForce")

@@ -1,6 +1,6 @@
 """Bulk reads used to open recordings fast: ``Recording.sample_blocks_of`` gives what series-by-
-series loads give, from ``.ovd`` and ``.h5``, preloaded or not; ``handle_refs`` answers as
-``referenced`` does for every handle attribute; ``prefetched`` series equal ``rec.series``."""
+series loads give, from ``.ovd`` and ``.h5``, preloaded or not; ``prefetched`` series equal
+``rec.series``. (``pvdkit.names.handle_refs``, the vehicle graph's bulk read: tests/pvdkit/test_names.py.)"""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from pvdkit.recording import Recording
 from viewer.model.bulk import prefetched, series_of
 from viewer.model.topdown import pose_sources
-from viewer.model.vehicles import find_vehicles, handle_attributes, handle_refs, referenced
+from viewer.model.vehicles import find_vehicles
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
 
@@ -58,23 +58,6 @@ def test_sample_blocks_of_matches_series_by_series(h5_copy):
             assert held > len(sids) // 2, what
             empty = rec.sample_blocks_of(np.zeros(0, np.int64))
             assert len(empty.block) == 0
-
-
-def test_handle_refs_answer_as_referenced(h5_copy):
-    for what, path, _ in _sources(h5_copy)[::2]:
-        with Recording.open(path) as rec:
-            refs = handle_refs(rec)
-            checked = 0
-            for o in rec.objects:
-                for name, _ in handle_attributes(o):
-                    want = referenced(rec, o, name)
-                    assert refs.get(o.index, {}).get(name, []) == want, (what, o, name)
-                    checked += bool(want)
-                # Attributes in class order (the order the vehicle graph walks them).
-                names = [n for n, _ in handle_attributes(o)]
-                got = list(refs.get(o.index, {}))
-                assert got == [n for n in names if n in got], (what, o)
-            assert checked > 20, what
 
 
 def test_prefetched_series_equal_recording_series(h5_copy):

@@ -11,9 +11,10 @@ from PySide6.QtCore import QPointF, QSettings, Qt
 from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QApplication
 
+from pvdkit.names import names_of
 from viewer.model.session import RecordingSession, object_tree
 from viewer.model.topdown import TopDownModel
-from viewer.model.vehicles import objects_of, vehicle_of
+from viewer.model.vehicles import objects_of
 from viewer.widgets import theme
 from viewer.widgets.main_window import MainWindow
 
@@ -52,9 +53,13 @@ def test_fleet_vehicles_found_named_and_in_the_tree(fleet):
     assert all(len(v.wheels) == 4 and v.part("RigidBodyState") is not None for v in fleet.vehicles)
     (section,) = [n for n in object_tree(fleet) if n.label == "Vehicles"]
     assert [n.label for n in section.children] == NAMES
-    # The one-lookup owner index answers as the graph walk does, for every object.
+    # The viewer's vehicles and wheels are pvdkit.names' owners, for every object.
+    names = names_of(fleet.recording)
     for o in fleet.recording.objects:
-        assert fleet.vehicle_of(o) == vehicle_of(fleet.vehicles, o)
+        v, w = fleet.vehicle_of(o)
+        info, k = names.owner(o)
+        assert (v.info if v else None, w.index if w else None) == (info, k)
+        assert (w is None or w.vehicle is v) and (v is None or o in v.objects())
     assert objects_of(fleet.recording, "Vehicle") == fleet.recording.objects_of_class("Vehicle")
 
 
@@ -142,7 +147,7 @@ def test_fleet_window_tree_topdown_and_scrub(window, qtbot):
 def test_bulk_reads_of_a_recording_written_in_commits(fleet):
     """A recorded fleet stores each series in several segments (one per commit): the bulk read
     that opens it gives what series-by-series reads give, and the handle graph is the same."""
-    from viewer.model.vehicles import handle_attributes, handle_refs, referenced
+    from pvdkit.names import handle_attributes, handle_refs, referenced
 
     rec = fleet.recording
     st = rec.series_table()

@@ -19,7 +19,7 @@ import numpy as np
 from pvdkit.recording import ListSeries, Object, Recording
 from pvdkit.types import DataType, PvdError
 from viewer.model.signals import Signal
-from viewer.model.vehicles import Vehicle
+from viewer.model.vehicles import Vehicle, vehicle_of
 
 #: Component of a vector attribute a curve shows: None (a scalar attribute), an element index,
 #: or "norm" (the Euclidean length of the vector).
@@ -269,8 +269,6 @@ def resolve_targets(rec: Recording, vehicles: list[Vehicle], spec: str, context:
         have = ", ".join(list(cls.paths)[:16])
         raise PlotError(f"class {cls_name} has no attribute {attr!r} (it has: {have})")
     if vehicle is None and context is not None:
-        from viewer.model.vehicles import vehicle_of
-
         vehicle = vehicle_of(vehicles, context)[0]
     objs: list[tuple[str, Object]] = []
     where = ""

@@ -19,7 +19,7 @@ from pvdkit.recording import Object, Recording
 from pvdkit.types import PvdError
 from viewer.model.geometry import GroundPlane
 from viewer.model.timeline import TimeBase, detect_timebase
-from viewer.model.vehicles import Vehicle, Wheel, find_vehicles, owners
+from viewer.model.vehicles import Vehicle, Wheel, find_vehicles, vehicle_of
 
 #: ``progress(fraction or None, text)``; None = indeterminate (a step of unknown length).
 ProgressCallback = Callable[[float | None, str], None]
@@ -77,7 +77,7 @@ class RecordingSession:
             self.__dict__.pop("ground")  # guessed from the motion so far: guess again
         if structure_changed:
             self.vehicles = find_vehicles(self.recording)
-            for name in ("names", "_owners", "_by_name", "ground"):
+            for name in ("names", "_by_name", "ground"):
                 self.__dict__.pop(name, None)
 
     # ------------------------------------------------------------------ derived data
@@ -125,13 +125,7 @@ class RecordingSession:
 
     def vehicle_of(self, obj: Object | None) -> tuple[Vehicle | None, Wheel | None]:
         """The vehicle (and wheel) an object belongs to; (None, None) outside every vehicle."""
-        if obj is None:
-            return None, None
-        return self._owners.get(obj.index, (None, None))
-
-    @cached_property
-    def _owners(self) -> dict[int, tuple[Vehicle, Wheel | None]]:
-        return owners(self.vehicles)
+        return vehicle_of(self.vehicles, obj)
 
     @cached_property
     def _by_name(self) -> dict[str, Vehicle]:

@@ -1,96 +1,101 @@
-"""Vehicles as vehicles: find them in a recording and group every per-wheel object by wheel.
+"""The viewer's vehicles: :mod:`pvdkit.names` finds them, this adds what the views show.
 
-PhysX Vehicle2 records a vehicle as an object graph (see PhysX ``VhOmniPvd``): a ``Vehicle``
-object holds a unique list ``wheelAttachmentSet`` of ``WheelAttachment`` objects, one per wheel,
-and each attachment points through object-handle attributes to that wheel's ``WheelParams``,
-``WheelRigidBodyState``, ``SuspensionState``, ``TireForce`` … objects; vehicle-wide objects
-(``RigidBodyState``, drivetrain, engine …) hang off the vehicle itself. Other producers use
-simpler shapes (pvdkit's synthetic files: ``Vehicle.wheels`` lists ``Wheel`` objects).
-
-The rule used here covers both: a *vehicle* is an object whose class has a unique-list attribute
-of object handles with "wheel" in its name; the longest such list gives the wheels in order; other
-wheel lists of the same length (``physxWheelAttachmentSet``) are matched to the wheels by
-position. Every object reachable from exactly one wheel (following handles, a few levels deep) is
-that wheel's part; every object reachable from the vehicle but from no wheel and no other vehicle
-is a vehicle part. So "plot ``TireForce.lngForce`` for this vehicle" is one curve per wheel,
-each from the ``TireForce`` object of that wheel.
+Which objects are vehicles, which objects belong to a vehicle and to which wheel, and their
+names and paths are found once, in :func:`pvdkit.names.find_vehicles` (one bulk read of every
+object-handle series, then a bounded walk of the graph; see that module). The viewer's
+:class:`Vehicle` and :class:`Wheel` are :class:`pvdkit.names.Vehicle` / :class:`~pvdkit.names.Wheel`
+plus what drawing and labelling need: wheel labels (``wheel 0 · front-left``, from the recorded
+wheel positions), wheel centres and the body's forward / left / up axes (top-down view), and
+by-class look-ups of a vehicle's or wheel's objects (``part("TireForce")``), so "plot
+``TireForce.lngForce`` for this vehicle" is one curve per wheel.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from pvdkit.recording import Class, ListSeries, Object, Recording
-from pvdkit.types import DataType
+from pvdkit import names as pvd_names
+from pvdkit.names import names_of
+from pvdkit.recording import ListSeries, Object, Recording
 from viewer.model.bulk import prefetched, series_of
 from viewer.model.geometry import Axis, BodyAxes, axis_from_name, dominant_axis
 
-#: How many handle hops to follow from a wheel root or a vehicle when collecting parts.
-PART_DEPTH = 3
+
+def _by_class(objs: Iterable[Object]) -> dict[str, list[Object]]:
+    out: dict[str, list[Object]] = {}
+    for o in objs:
+        out.setdefault(o.cls.name if o.cls else "?", []).append(o)
+    return out
 
 
-@dataclass(eq=False)
-class Wheel:
-    """One wheel of a vehicle: its position in the wheel list, a readable label, the object the
-    list points at (``root``) and every object that belongs to this wheel alone, by class name."""
+def _part(parts: dict[str, list[Object]], class_name: str) -> Object | None:
+    """The first object of a class (exactly, else derived from it) among ``parts``."""
+    objs = parts.get(class_name)
+    if objs:
+        return objs[0]
+    for objs in parts.values():
+        for o in objs:
+            if o.cls is not None and o.cls.is_a(class_name):
+                return o
+    return None
 
-    index: int
-    root: Object
+
+@dataclass(eq=False, repr=False)
+class Wheel(pvd_names.Wheel):
+    """One wheel: :class:`pvdkit.names.Wheel` (position in the wheel list, ``attachment``, its
+    objects) plus a readable label and its centre in the rigid-body frame, if recorded."""
+
     label: str = ""
-    position: np.ndarray | None = None  # wheel centre in the rigid-body frame, if recorded
-    parts: dict[str, list[Object]] = field(default_factory=dict)
+    position: np.ndarray | None = None
+
+    @property
+    def root(self) -> Object:
+        """The object the wheel list points at (``WheelAttachment``)."""
+        return self.attachment
+
+    @cached_property
+    def parts(self) -> dict[str, list[Object]]:
+        """This wheel's objects by class name (its list members included), in object order."""
+        return _by_class(self.vehicle.info.wheel_parts[self.index])
 
     def part(self, class_name: str) -> Object | None:
         """This wheel's object of a class (or of a class derived from it); None if it has none."""
-        objs = self.parts.get(class_name)
-        if objs:
-            return objs[0]
-        for objs in self.parts.values():
-            for o in objs:
-                if o.cls is not None and o.cls.is_a(class_name):
-                    return o
-        return None
-
-    def objects(self) -> list[Object]:
-        return [o for objs in self.parts.values() for o in objs]
+        return _part(self.parts, class_name)
 
 
-@dataclass(eq=False)
-class Vehicle:
-    """A vehicle: its object, display name, wheels in list order and vehicle-wide parts."""
+@dataclass(eq=False, repr=False)
+class Vehicle(pvd_names.Vehicle):
+    """A vehicle: :class:`pvdkit.names.Vehicle` (name, kind, wheels, objects) plus the axes of
+    its rigid-body frame and by-class look-ups of its vehicle-wide objects."""
 
-    index: int
-    obj: Object
-    name: str
-    wheels: list[Wheel] = field(default_factory=list)
-    parts: dict[str, list[Object]] = field(default_factory=dict)
-    wheel_lists: tuple[str, ...] = ()
+    wheel_type = Wheel  # so ``wheels`` holds the viewer's wheels
     axes: BodyAxes | None = None
+
+    @property
+    def obj(self) -> Object:
+        """The vehicle object itself."""
+        return self.info.obj
+
+    @property
+    def wheel_lists(self) -> tuple[str, ...]:
+        """The wheel lists that give the wheels, the main one first (``wheelAttachmentSet``)."""
+        return self.info.wheel_lists
+
+    @cached_property
+    def parts(self) -> dict[str, list[Object]]:
+        """The vehicle-wide objects (not the vehicle itself, not its wheels') by class name."""
+        return _by_class(self.info.parts)
 
     def part(self, class_name: str) -> Object | None:
         """The vehicle-wide object of a class (or derived); the vehicle itself for its own class."""
         if self.obj.cls is not None and self.obj.cls.is_a(class_name):
             return self.obj
-        objs = self.parts.get(class_name)
-        if objs:
-            return objs[0]
-        for objs in self.parts.values():
-            for o in objs:
-                if o.cls is not None and o.cls.is_a(class_name):
-                    return o
-        return None
-
-    def objects(self) -> list[Object]:
-        """The vehicle, its parts and every wheel's parts."""
-        out = [self.obj] + [o for objs in self.parts.values() for o in objs]
-        for w in self.wheels:
-            out.extend(w.objects())
-        return out
+        return _part(self.parts, class_name)
 
     def wheel_objects(self, class_name: str) -> list[tuple[Wheel, Object]]:
         """Each wheel with its object of ``class_name`` (wheels without one are skipped)."""
@@ -100,9 +105,6 @@ class Vehicle:
             if o is not None:
                 out.append((w, o))
         return out
-
-    def __repr__(self) -> str:
-        return f"<Vehicle {self.name!r}: {len(self.wheels)} wheels, {len(self.parts)} part classes>"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,244 +137,15 @@ def objects_of(rec: Recording, class_name: str, *, derived: bool = True) -> list
 
 
 # ---------------------------------------------------------------------------------------------
-# Graph walking
-# ---------------------------------------------------------------------------------------------
-
-
-_HANDLE_ATTRS: weakref.WeakKeyDictionary[Class, list[tuple[str, bool]]] = weakref.WeakKeyDictionary()
-
-
-def handle_attributes(obj: Object) -> list[tuple[str, bool]]:
-    """Dotted names of an object's object-handle attributes, each with True for unique lists
-    (found once per class: the vehicle graph asks for each of a fleet's 28,000 objects)."""
-    return list(_class_handle_attributes(obj.cls)) if obj.cls is not None else []
-
-
-def _class_handle_attributes(cls: Class) -> list[tuple[str, bool]]:
-    out = _HANDLE_ATTRS.get(cls)
-    if out is None:
-        out = []
-        for name, chain in cls.paths.items():
-            a = chain[-1]
-            if a.data_type == DataType.OBJECT_HANDLE and a.kind in ("value", "unique_list"):
-                out.append((name, a.kind == "unique_list"))
-        _HANDLE_ATTRS[cls] = out
-    return out
-
-
-def referenced(rec: Recording, obj: Object, attribute: str) -> list[Object]:
-    """Every object an object-handle attribute ever pointed at, in order of first reference
-    (for a unique list: every item ever added). Handles that resolve to nothing are skipped."""
-    s = rec.series(obj, attribute)
-    if isinstance(s, ListSeries):
-        items, frames = s.items, s.frames
-    else:
-        items, frames = s.values, s.frames
-    if not isinstance(items, np.ndarray) or items.ndim != 1 or not len(items):
-        return []
-    _, first = np.unique(items, return_index=True)
-    out: list[Object] = []
-    seen: set[int] = set()
-    for i in np.sort(first):
-        h = int(items[i])
-        if h == 0:
-            continue
-        target = rec.resolve(h, int(frames[i]))
-        if target is not None and target.index not in seen and target is not obj:
-            seen.add(target.index)
-            out.append(target)
-    return out
-
-
-def handle_refs(rec: Recording) -> dict[int, dict[str, list[Object]]]:
-    """:func:`referenced` for every object-handle attribute of every object at once: object
-    index → attribute name → referenced objects (attributes that reference nothing left out).
-
-    Why: the vehicle graph of a 256-car fleet follows ~30,000 handle series; one
-    :meth:`~pvdkit.recording.Recording.series` call each took 2.5 s from an ``.h5``. Here they
-    are read in one :meth:`~pvdkit.recording.Recording.sample_blocks_of` and the first
-    reference of each item, the handle → object resolution and the de-duplication are numpy
-    operations over all of them (series stored unusually fall back to :func:`referenced`)."""
-    ids = {p: i for i, p in enumerate(rec.data.paths)}
-    n_paths = max(len(ids), 1)
-    accept: dict[int, tuple[str, int]] = {}  # class handle × n_paths + path id → (name, family)
-    for c in rec.classes_by_handle.values():
-        for name, chain in c.paths.items():
-            a = chain[-1]
-            if a.data_type == DataType.OBJECT_HANDLE and a.kind in ("value", "unique_list"):
-                pid = ids.get(tuple(x.handle for x in chain))
-                if pid is not None:
-                    accept.setdefault(c.handle * n_paths + pid, (name, int(a.kind == "unique_list")))
-    st, ot = rec.series_table(), rec.data.objects
-    if not accept or not len(st) or not len(ot):
-        return {}
-    keys = np.array(sorted(accept), np.int64)
-    fam = np.array([accept[k][1] for k in keys.tolist()], np.int64)
-    key = ot.cls[st.object].astype(np.int64) * n_paths + st.path
-    j = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
-    created = ot.cls[st.object] != 0  # class handle 0: an implicit object, of no class
-    sids = np.flatnonzero((keys[j] == key) & (fam[j] == st.family) & (st.count > 0) & created)
-    name_of = [accept[int(k)][0] for k in key[sids].tolist()]
-    blocks = rec.sample_blocks_of(sids)
-    out: dict[int, dict[str, list[Object]]] = {}
-
-    # Items and frames of every series stored as 8-byte handles, series after series.
-    parts = [(np.flatnonzero(blocks.block == b), b) for b in range(len(blocks.raw))
-             if blocks.raw[b].shape[1] == 8]
-    parts = [(ks, b) for ks, b in parts if len(ks)]
-    for k in np.flatnonzero((blocks.block < 0) & (blocks.count > 0)).tolist():
-        obj = rec.objects[int(st.object[sids[k]])]
-        refs = referenced(rec, obj, name_of[k])
-        if refs:
-            out.setdefault(obj.index, {})[name_of[k]] = refs
-    if not parts:
-        return out
-    owner = np.concatenate([np.repeat(ks, blocks.count[ks]) for ks, _ in parts])
-    rows = [blocks.rows(ks) for ks, _ in parts]
-    pairs = list(zip(parts, rows, strict=True))
-    items = np.concatenate([blocks.raw[b][r].view("<u8")[:, 0] for (_, b), r in pairs])
-    frames = np.concatenate([blocks.frames[b][r] for (_, b), r in pairs])
-    # First occurrence of each item in each series, in order of occurrence.
-    pos = np.arange(len(items))
-    order = np.lexsort((pos, items, owner))
-    so, si = owner[order], items[order]
-    new = np.ones(len(order), bool)
-    new[1:] = (so[1:] != so[:-1]) | (si[1:] != si[:-1])
-    first = np.sort(order[new])
-    first = first[items[first] != 0]
-    # Handle → lifetime at the frame of first reference (one lifetime: a lookup; several:
-    # Recording.resolve picks the one alive then).
-    uh, inv, cnt = np.unique(ot.handle, return_inverse=True, return_counts=True)
-    life = np.where(cnt[inv] == 1, np.arange(len(inv)), -2)
-    single = np.full(len(uh), -1, np.int64)
-    single[inv] = life
-    h = items[first]
-    jh = np.minimum(np.searchsorted(uh, h), len(uh) - 1)
-    target = np.where(uh[jh] == h, single[jh], -1)
-    for i in np.flatnonzero(target == -2).tolist():
-        t = rec.resolve(int(h[i]), int(frames[first[i]]))
-        target[i] = t.index if t is not None else -1
-    own = owner[first]
-    keep = (target >= 0) & (target != st.object[sids[own]])
-    own, target = own[keep], target[keep]
-    # Each object once per series, at its first reference.
-    _, once = np.unique(own * len(rec.objects) + target, return_index=True)
-    once = np.sort(once)
-    objects = rec.objects
-    for k, t in zip(own[once].tolist(), target[once].tolist(), strict=True):
-        o = int(st.object[sids[k]])
-        out.setdefault(o, {}).setdefault(name_of[k], []).append(objects[t])
-    for o, by_name in out.items():  # attributes in class order, as handle_attributes lists them
-        if len(by_name) > 1:
-            out[o] = {n: by_name[n] for n, _ in handle_attributes(objects[o]) if n in by_name}
-    return out
-
-
-def _reachable(roots: Iterable[Object], depth: int, skip: set[int], cache: dict[int, list[Object]],
-               refs: dict[int, dict[str, list[Object]]]) -> list[Object]:
-    """Objects reachable from ``roots`` through handle attributes, at most ``depth`` hops,
-    not entering objects in ``skip`` (breadth first, roots included)."""
-    out: list[Object] = []
-    seen: set[int] = set()
-    frontier = [r for r in roots if r.index not in skip]
-    for r in frontier:
-        seen.add(r.index)
-    out.extend(frontier)
-    for _ in range(depth):
-        nxt = []
-        for o in frontier:
-            for t in _children(o, cache, refs):
-                if t.index not in seen and t.index not in skip:
-                    seen.add(t.index)
-                    nxt.append(t)
-        out.extend(nxt)
-        frontier = nxt
-    return out
-
-
-def _children(obj: Object, cache: dict[int, list[Object]], refs: dict[int, dict[str, list[Object]]]
-              ) -> list[Object]:
-    """Objects ``obj`` references, attribute after attribute (``refs`` of :func:`handle_refs`
-    keeps them in class order)."""
-    kids = cache.get(obj.index)
-    if kids is None:
-        kids = [t for targets in refs.get(obj.index, {}).values() for t in targets]
-        cache[obj.index] = kids
-    return kids
-
-
-def _by_class(objs: Iterable[Object]) -> dict[str, list[Object]]:
-    out: dict[str, list[Object]] = {}
-    for o in objs:
-        out.setdefault(o.cls.name if o.cls else "?", []).append(o)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
 # Discovery
 # ---------------------------------------------------------------------------------------------
 
 
-def _wheel_lists(obj: Object) -> list[str]:
-    return _wheel_lists_of(obj.cls) if obj.cls is not None else []
-
-
-def _wheel_lists_of(cls: Class) -> list[str]:
-    return [n for n, is_list in _class_handle_attributes(cls) if is_list and "wheel" in n.lower()]
-
-
-def is_vehicle(obj: Object) -> bool:
-    """True for an object whose class has a unique list of object handles named like "wheel…"."""
-    return bool(_wheel_lists(obj))
-
-
 def find_vehicles(rec: Recording) -> list[Vehicle]:
-    """Every vehicle of a recording with its wheels and parts (see the module docstring)."""
-    cache: dict[int, list[Object]] = {}
-    vehicle_classes = {c for c in rec.classes_by_handle.values() if _wheel_lists_of(c)}
-    candidates = [o for o in rec.objects if o.cls in vehicle_classes] if vehicle_classes else []
-    refs = handle_refs(rec) if candidates else {}
-    vehicle_ids = {o.index for o in candidates}
-    vehicles: list[Vehicle] = []
-    claimed_by_wheels: set[int] = set()
-    for vi, vobj in enumerate(candidates):
-        mine = refs.get(vobj.index, {})
-        lists = {name: list(mine.get(name, ())) for name in _wheel_lists(vobj)}
-        main = max(lists, key=lambda n: (len(lists[n]), n == "wheelAttachmentSet"))
-        n_wheels = len(lists[main])
-        aligned = [n for n in lists if len(lists[n]) == n_wheels]
-        aligned.sort(key=lambda n: n != main)
-        roots_per_wheel = [[lists[n][i] for n in aligned] for i in range(n_wheels)]
-        skip = vehicle_ids | {vobj.index}
-        reach = [_reachable(roots, PART_DEPTH, skip, cache, refs) for roots in roots_per_wheel]
-        counts = Counter(o.index for objs in reach for o in objs)
-        wheels = []
-        for i, objs in enumerate(reach):
-            mine = [o for o in objs if counts[o.index] == 1]
-            claimed_by_wheels.update(o.index for o in mine)
-            wheels.append(Wheel(i, roots_per_wheel[i][0], parts=_by_class(mine)))
-        vehicles.append(Vehicle(vi, vobj, "", wheels, wheel_lists=tuple(aligned)))
-
-    # Vehicle-wide parts: reachable from the vehicle (not through its wheel lists), from no
-    # wheel and from no other vehicle.
-    reach_v: list[list[Object]] = []
-    for v in vehicles:
-        roots = []
-        wl = set(_wheel_lists(v.obj))
-        mine = refs.get(v.obj.index, {})
-        for name, _ in handle_attributes(v.obj):
-            if name not in wl:
-                roots.extend(mine.get(name, ()))
-        skip = vehicle_ids | claimed_by_wheels
-        reach_v.append(_reachable(roots, PART_DEPTH - 1, skip, cache, refs))
-    counts = Counter(o.index for objs in reach_v for o in objs)
-    for v, objs in zip(vehicles, reach_v, strict=True):
-        v.parts = _by_class(o for o in objs if counts[o.index] == 1)
-
-    names = [_vehicle_name(rec, v) for v in vehicles]
-    dup = Counter(names)
-    for v, n in zip(vehicles, names, strict=True):
-        v.name = n if dup[n] == 1 else f"{n} #{v.index}"
+    """Every vehicle of a recording (:func:`pvdkit.names.find_vehicles`) with its body axes and
+    wheel labels and positions."""
+    names = names_of(rec)
+    vehicles = [Vehicle.of(info, names) for info in names.vehicles]
     recorded = recorded_axes(rec)  # one frame description for the whole scene
     wheel_sources = [(w.part(c), a) for v in vehicles for w in v.wheels for c, a in WHEEL_POSITION_SOURCES]
     if recorded is None:
@@ -384,20 +157,18 @@ def find_vehicles(rec: Recording) -> list[Vehicle]:
     return vehicles
 
 
-def _vehicle_name(rec: Recording, v: Vehicle) -> str:
-    """A readable vehicle name: a recorded ``name`` string of one of its parts (PhysX: the
-    actor's USD path), else the object's own name, else class and handle."""
-    for objs in v.parts.values():
-        for o in objs:
-            if o.cls is not None and "name" in o.cls.paths:
-                s = series_of(rec, o, "name")
-                if not isinstance(s, ListSeries) and len(s) and isinstance(s.values, list):
-                    text = next((t for t in s.values if t), "")
-                    if text:
-                        return text
-    if v.obj.name:
-        return v.obj.name
-    return f"{v.obj.cls.name if v.obj.cls else 'object'} 0x{v.obj.handle:x}"
+def vehicle_of(vehicles: list[Vehicle], obj: Object | None) -> tuple[Vehicle | None, Wheel | None]:
+    """The vehicle of ``vehicles`` an object belongs to (as the vehicle, a vehicle part or a
+    wheel part) and the wheel, if it is a wheel part; (None, None) for objects outside every
+    vehicle. Who owns what is :meth:`pvdkit.names.ObjectNames.owner`'s answer (a list look-up:
+    the tree asks for each of a fleet's 28,000 objects)."""
+    if obj is None or not vehicles:
+        return None, None
+    info, k = vehicles[0].names.owner(obj)
+    if info is None or info.index >= len(vehicles):
+        return None, None
+    v = vehicles[info.index]
+    return v, (v.wheels[k] if k is not None else None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -509,34 +280,3 @@ def _label_wheels(rec: Recording, v: Vehicle) -> None:
         if not extra and w.root.name and "/" in w.root.name:
             extra = w.root.name.rsplit("/", 1)[-1]
         w.label = f"wheel {w.index}" + (f" · {extra}" if extra else "")
-
-
-def owners(vehicles: list[Vehicle]) -> dict[int, tuple[Vehicle, Wheel | None]]:
-    """Object index → (vehicle, wheel or None) for every object of every vehicle: what
-    :func:`vehicle_of` answers, as one lookup (the tree asks for each of 28,000 objects)."""
-    out: dict[int, tuple[Vehicle, Wheel | None]] = {}
-    for v in vehicles:
-        for w in v.wheels:
-            out.setdefault(w.root.index, (v, w))
-            for o in w.objects():
-                out.setdefault(o.index, (v, w))
-        for objs in v.parts.values():
-            for o in objs:
-                out.setdefault(o.index, (v, None))
-    for v in vehicles:
-        out[v.obj.index] = (v, None)
-    return out
-
-
-def vehicle_of(vehicles: list[Vehicle], obj: Object) -> tuple[Vehicle | None, Wheel | None]:
-    """The vehicle an object belongs to (as the vehicle, a vehicle part or a wheel part) and the
-    wheel, if it is a wheel part; (None, None) for objects outside every vehicle."""
-    for v in vehicles:
-        if v.obj is obj:
-            return v, None
-        for w in v.wheels:
-            if w.root is obj or any(o is obj for o in w.objects()):
-                return v, w
-        if any(o is obj for objs in v.parts.values() for o in objs):
-            return v, None
-    return None, None
