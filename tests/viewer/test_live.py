@@ -376,6 +376,9 @@ def test_the_window_shows_a_live_stream_growing_and_offers_to_keep_it(qtbot, tmp
     # The start view appeared once the vehicles did: first vehicle, wheel speeds plotted.
     assert ws.current_vehicle is not None and ws.current_vehicle.name == "/World/Basic"
     qtbot.waitUntil(lambda: bool(win.plots.panels), timeout=5_000)
+    # The curves grew with the recording (fetched again into the same plot items).
+    last = ws.timeline.last_frame
+    qtbot.waitUntil(lambda: win.plots.panels[0].drawn[0].data.frames[-1] >= last - 2, timeout=5_000)
     assert win.objects.tree.topLevelItemCount() >= 1
     assert "ended inside a command" in win.status_label.text()
     # Scrubbing back while stopped, then closing: the temporary recording is offered and kept.

@@ -387,6 +387,26 @@ class PlotPanel:
         self._remove_action.triggered.connect(lambda: ws.plots.remove_plot(plot))
         self.item.getViewBox().menu.addAction(self._remove_action)
 
+    def refresh_data(self) -> bool:
+        """A live recording grew: fetch every curve (and its comparisons) again into the same
+        items. False when that is not enough (a difference appeared or vanished): rebuild."""
+        compared = self.stack.workspace.compared
+        for d in self.drawn:
+            d.data = self._data(d.curve)
+            for ov in d.overlays:
+                on_a = ov.comparison.overlay(d.curve.key)
+                if on_a is None:
+                    return False
+                ov.on_a = on_a
+            diffs = []
+            for j, _, pen in d.diffs:
+                diff = compared.difference(d.curve.key, j) if compared is not None else None
+                if diff is None:
+                    return False
+                diffs.append((j, diff, pen))
+            d.diffs = diffs
+        return True
+
     def _unit(self) -> str:
         """The unit every curve shares ("" when they differ or have none)."""
         ws = self.stack.workspace
@@ -677,13 +697,20 @@ class PlotStack(QWidget):
             self.vehicle.blockSignals(False)
             self._names.setStringList(numeric_attribute_names(session))
         last = float(max(session.n_frames - 1, 1))
-        if self.master is not None:
-            x0, x1 = self.master.getViewBox().viewRange()[0]
-            if x1 >= self._shown_last - 0.5:  # the view reached the end: keep showing it
-                if x0 > 0.5:
-                    x0 += last - x1
-                self.master.setXRange(x0, last, padding=0)
-        self.rebuild()
+        if self.master is None:
+            self.rebuild()
+            return
+        x0, x1 = self.master.getViewBox().viewRange()[0]
+        if not all(panel.refresh_data() for panel in self.panels):
+            self.rebuild()
+            return
+        if x1 >= self._shown_last - 0.5:  # the view reached the end: keep showing it
+            if x0 > 0.5:
+                x0 += last - x1
+            self.master.setXRange(x0, last, padding=0)  # redraws (sigXRangeChanged)
+        self._shown_last = last
+        self.redraw()
+        self.set_frame(self.workspace.timeline.frame)
 
     def _on_comparison(self, comparison: Comparison | None) -> None:
         self.diff_box.setVisible(comparison is not None)

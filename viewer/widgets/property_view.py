@@ -208,10 +208,13 @@ class PropertyView(QWidget):
                 f"0x{obj.handle:x} · {life}{html.escape(where)}<br>{path}</span>")
 
     def _on_grown(self, _growth) -> None:
-        """A live recording grew: new values (and lifetimes) at the current frame."""
-        if self._obj is not None and self.workspace.session is not None:
+        """A live recording grew: new lifetimes in the title; new values at the current frame
+        when it is the last (following, the frame change has refreshed them already)."""
+        ws = self.workspace
+        if self._obj is not None and ws.session is not None:
             self.title.setText(self._title_html(self._obj))
-            self.refresh()
+            if not ws.timeline.follow and ws.timeline.frame >= ws.timeline.last_frame - 1:
+                self.refresh()
 
     def refresh(self, frame: int | None = None) -> None:
         """Update values for the current frame (rows keep their place; only changes are drawn)."""
