@@ -26,7 +26,9 @@ Commands come from three places, and the library names none of its users:
 Exit status: 0 on success, 2 on bad input (missing, unreadable or damaged file, unknown class or
 attribute, bad arguments, a missing extra) with a one-line ``pvdkit: error: …`` on stderr and no
 traceback; anything else (a bug) keeps its traceback. Warnings about damaged input are printed
-as one ``pvdkit: warning: …`` line each.
+as one ``pvdkit: warning: …`` line each. A command about to compile kernels that are not in
+numba's cache yet (a fresh install) first prints ``pvdkit: compiling kernels, first run only —
+about N s`` on stderr when it is a terminal (:mod:`pvdkit.jit`).
 """
 
 from __future__ import annotations
@@ -157,7 +159,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pvdkit", description="Inspect, convert and compare OmniPVD recordings (.ovd, .h5)."
     )
-    parser.add_argument("--version", action="version", version=f"pvdkit {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     commands: dict[str, CliCommand | None] = dict(_REGISTRY)
@@ -200,21 +202,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            status = args._run(args)
-        except PvdError as exc:
+    from pvdkit import jit
+
+    jit.enable_notices()  # "compiling kernels, first run only" on stderr, when a command compiles
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                status = args._run(args)
+            except PvdError as exc:
+                _print_warnings(caught)
+                print(f"pvdkit: error: {_one_line(str(exc))}", file=sys.stderr)
+                return 2
+            except BrokenPipeError:
+                return 0
+            except KeyboardInterrupt:
+                print("pvdkit: interrupted", file=sys.stderr)
+                return 130
             _print_warnings(caught)
-            print(f"pvdkit: error: {_one_line(str(exc))}", file=sys.stderr)
-            return 2
-        except BrokenPipeError:
-            return 0
-        except KeyboardInterrupt:
-            print("pvdkit: interrupted", file=sys.stderr)
-            return 130
-        _print_warnings(caught)
+    finally:
+        jit.disable_notices()
     return status
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: pvdkit's version, looked up only when asked (the package metadata costs
+    ~15 ms, a tenth of a warm ``pvdkit info``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: Any = argparse.SUPPRESS, help: str = "show pvdkit's version and exit") -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser._print_message(f"pvdkit {_version()}\n", sys.stdout)
+        parser.exit()
 
 
 def _version() -> str:
@@ -243,6 +265,33 @@ def _open(path: str):
     from pvdkit.recording import Recording
 
     return Recording.open(require_input(path))
+
+
+# ============================================================================================
+# The first-run message
+# ============================================================================================
+
+#: Seconds a cold command compiles pvdkit's kernels (2-core x86-64, empty cache, a small file):
+#: ``dump`` (the tokenizer), ``convert`` from ``.ovd`` (tokenizer, index, HDF5 writer) and from
+#: ``.h5`` (the rebuild). ``info`` / ``series``: :data:`pvdkit.index.builder.COMPILE_SECONDS`.
+DUMP_COMPILE_SECONDS = 2.0
+CONVERT_COMPILE_SECONDS = 6.0
+REBUILD_COMPILE_SECONDS = 1.0
+
+
+def _notice_compile(kernels: Sequence[str], seconds: float) -> None:
+    """``pvdkit: compiling kernels, first run only — about N s`` on a terminal before a command
+    compiles pvdkit's ``kernels`` (names in :mod:`pvdkit.ovd.kernels` / :mod:`pvdkit.index.kernels`)
+    for the first time (:func:`pvdkit.jit.notice_if_cold`)."""
+    from pvdkit import jit
+
+    if not jit.notices_enabled():
+        return
+    from pvdkit.index import kernels as index_kernels
+    from pvdkit.ovd import kernels as ovd_kernels
+
+    found = [getattr(ovd_kernels, k, None) or getattr(index_kernels, k) for k in kernels]
+    jit.notice_if_cold(found, seconds)
 
 
 # ============================================================================================
@@ -512,6 +561,7 @@ def _value(data: bytes, dt: DataType | None) -> Any:
 
 
 def _dump_run(args: argparse.Namespace) -> int:
+    _notice_compile(("scan",), DUMP_COMPILE_SECONDS)
     out = sys.stdout
     for d in iter_dump(args.file):
         if args.json:
@@ -731,6 +781,10 @@ def _convert_run(args: argparse.Namespace) -> int:
     from pvdkit.convert import convert
 
     src = require_input(args.input)
+    if _is_h5(src):
+        _notice_compile(("emit_commands",), REBUILD_COMPILE_SECONDS)
+    else:
+        _notice_compile(("scan", "index_rows"), CONVERT_COMPILE_SECONDS)
     show = args.progress if args.progress is not None else os.path.getsize(src) >= PROGRESS_MIN_BYTES
     bar = ProgressBar(f"converting {os.path.basename(src)}") if show else None
     try:

@@ -442,24 +442,63 @@ def ovd_data(buffer: np.ndarray, table: CommandTable) -> RecordingData:
     return _batch_data(builder, builder.feed(buffer, table))
 
 
-def read_ovd_data(buffer, *, source_name: str = "<memory>") -> RecordingData:
+def read_ovd_data(buffer, *, source_name: str = "<memory>", use_cache: bool = True) -> RecordingData:
     """Tokenize and index a whole ``.ovd`` stream (bytes-like or uint8 array) into
     :class:`RecordingData`: the same result as ``ovd_data(buffer, tokenize(buffer))``, but the
     table is filled by the index pass itself (one pass over the bytes after the counting pass).
     Damage is reported in ``error`` (no warning); a bad header raises :class:`PvdError`.
+
+    When ``source_name`` is the path of the file the bytes are (``Recording.open``), the index
+    is kept in the user's cache (:mod:`pvdkit.index.cache`) and read from there the next time
+    the same bytes are opened — without parsing and without numba; ``use_cache=False`` parses.
     """
-    from pvdkit.ovd.tokenizer import count_commands
+    from pvdkit.ovd.tokenizer import as_byte_array, count_commands
 
-    scan = count_commands(buffer, source_name=source_name)
+    buf = as_byte_array(buffer)
+    entry = None
+    if use_cache:
+        from pvdkit.index import cache
+
+        entry = cache.entry_path(source_name, len(buf))
+        if entry is not None:
+            cached = cache.load(entry, buf, source_name)
+            if cached is not None:
+                return cached
+    _notice_compile()
+    scan = count_commands(buf, source_name=source_name)
     builder = IndexBuilder(scan.version)
-    return _batch_data(builder, builder.feed_scan(scan))
+    batch = builder.feed_scan(scan)
+    if entry is None:
+        return _batch_data(builder, batch)
+    grouped = _kernels().group_rows(batch.attr_series, batch.attr_rows, len(batch.series))
+    data = _batch_data(builder, batch, grouped)
+    cache.store(entry, scan, batch, data, grouped)
+    return data
 
 
-def _batch_data(builder: IndexBuilder, batch: Batch) -> RecordingData:
+#: Seconds to compile the tokenizer's and the index's kernels on a 2-core x86-64 (a cold
+#: ``pvdkit info``: ``bench/bench_start.py``).
+COMPILE_SECONDS = 5.0
+
+
+def _notice_compile() -> None:
+    """The first-run message of a command line (:func:`pvdkit.jit.notice_if_cold`), if the
+    kernels about to index a stream are not compiled yet."""
+    from pvdkit import jit
+
+    if jit.notices_enabled():
+        from pvdkit.ovd import kernels as ovd_kernels
+
+        K = _kernels()
+        jit.notice_if_cold((ovd_kernels.scan, K.index_rows, K.group_rows), COMPILE_SECONDS)
+
+
+def _batch_data(builder: IndexBuilder, batch: Batch,
+                grouping: tuple[np.ndarray, np.ndarray] | None = None) -> RecordingData:
     table = batch.table
     objects, frames, series = merge_batch_tables([batch])
     buf = batch.buffer
-    grouped: list[tuple[np.ndarray, np.ndarray]] = []
+    grouped: list[tuple[np.ndarray, np.ndarray]] = [] if grouping is None else [grouping]
     bulk: list[tuple] = []
 
     def load(sid: int) -> Samples:

@@ -18,9 +18,9 @@ linear probing; it is grown (:func:`grow`) before it gets more than half full.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET
+from pvdkit.jit import njit
 from pvdkit.ovd.kernels import command_end, command_fields, is_attribute_command, read_u32, store_row
 from pvdkit.ovd.layout import (
     ATTR_FIXED_BYTES,

@@ -2,7 +2,8 @@
 
 Why one module: the layout is PhysX's wire format, and every pvdkit piece that reads or writes
 bytes — the single-command codec (:mod:`pvdkit.ovd.codec`), the compiled readers and writers
-(:mod:`pvdkit.ovd.kernels`, which the tokenizer and the index builder inline), the writer's
+(:mod:`pvdkit.ovd.kernels`, which the tokenizer and the index builder inline; their numpy
+counterpart :func:`attribute_payloads` for the cached index), the writer's
 bulk paths (:mod:`pvdkit.writer`) and the HDF5 → ``.ovd`` rebuild — takes it from here instead
 of spelling offsets and formats itself. Pure Python and numpy (no numba), so the writer and the
 HDF5 readers import it without loading the compiler.
@@ -132,6 +133,18 @@ def payload_offsets(kind: np.ndarray, offset: np.ndarray, depth: np.ndarray) -> 
     ``kind`` / ``offset`` / path ``depth``; 0 for every other command."""
     attr = (kind >= CMD_SET_ATTRIBUTE) & (kind <= CMD_REMOVE_FROM_UNIQUE_LIST)
     return np.where(attr, offset + ATTR_FIXED_BYTES + 4 * depth.astype(np.int64), 0)
+
+
+def attribute_payloads(buf: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Command code (uint8), payload position (int64) and payload size (int64) of the attribute
+    commands (SET / ADD_TO / REMOVE_FROM) that start at ``offsets`` of the stream bytes ``buf``,
+    read with numpy (for callers that have their offsets but no tokenizer table: the cached
+    index, :mod:`pvdkit.index.cache`)."""
+    offsets = np.asarray(offsets, np.int64)
+    kind = buf[offsets]
+    size_at = offsets + ATTR_PATH + 4 * buf[offsets + ATTR_DEPTH].astype(np.int64)
+    size = buf[size_at[:, None] + np.arange(4)].copy().view("<u4").reshape(-1).astype(np.int64)
+    return kind, size_at + 4, size
 
 
 # --------------------------------------------------------------------------------------------

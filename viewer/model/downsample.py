@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from pvdkit.jit import njit
 
 
 def _int_bound(x: float, dtype: np.dtype) -> np.generic:
