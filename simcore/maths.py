@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from pvdkit.jit import njit
 
 #: The identity rotation ``[0, 0, 0, 1]``. Read-only; copy before writing.
 QUAT_IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
@@ -46,7 +47,7 @@ def quat_identity(n: int | None = None) -> np.ndarray:
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def qmul(ax, ay, az, aw, bx, by, bz, bw):  # pragma: no cover - compiled
     """Hamilton product ``a * b`` of two quaternions given by components (for compiled kernels)."""
     return (
@@ -57,7 +58,7 @@ def qmul(ax, ay, az, aw, bx, by, bz, bw):  # pragma: no cover - compiled
     )
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def qrot(qx, qy, qz, qw, vx, vy, vz):  # pragma: no cover - compiled
     """``v`` rotated by unit quaternion ``q``, by components: ``v + 2 w (u x v) + 2 u x (u x v)``."""
     tx = 2.0 * (qy * vz - qz * vy)
@@ -70,7 +71,7 @@ def qrot(qx, qy, qz, qw, vx, vy, vz):  # pragma: no cover - compiled
     )
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_quat_multiply(a, b, out):  # pragma: no cover - compiled
     for n in range(out.shape[0]):
         i = n if a.shape[0] > 1 else 0
@@ -80,7 +81,7 @@ def _k_quat_multiply(a, b, out):  # pragma: no cover - compiled
         )
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_quat_rotate(q, v, sign, out):  # pragma: no cover - compiled
     for n in range(out.shape[0]):
         i = n if q.shape[0] > 1 else 0
@@ -90,7 +91,7 @@ def _k_quat_rotate(q, v, sign, out):  # pragma: no cover - compiled
         )
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_quat_from_axis_angle(axis, angle, out):  # pragma: no cover - compiled
     for n in range(out.shape[0]):
         i = n if axis.shape[0] > 1 else 0
@@ -103,7 +104,7 @@ def _k_quat_from_axis_angle(axis, angle, out):  # pragma: no cover - compiled
         out[n, 3] = np.cos(half)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_quat_normalize(q, out):  # pragma: no cover - compiled
     for n in range(out.shape[0]):
         x, y, z, w = q[n, 0], q[n, 1], q[n, 2], q[n, 3]
@@ -120,7 +121,7 @@ def _k_quat_normalize(q, out):  # pragma: no cover - compiled
             out[n, 3] = w / norm
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_cross(a, b, out):  # pragma: no cover - compiled
     for n in range(out.shape[0]):
         i = n if a.shape[0] > 1 else 0

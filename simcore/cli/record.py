@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -474,19 +475,24 @@ def run(args: argparse.Namespace) -> int:
     :class:`~simcore.limits.ParamsError`) and an :class:`OSError` (the output cannot be
     written) get a ``record:`` prefix; pvdkit's (``disk full writing …``) pass as they are.
     Anything else is a bug and keeps its traceback. Ctrl-C / SIGTERM close the recording and
-    exit 130 / 143.
+    exit 130 / 143. On a fresh install the kernels are compiled first: it says so before they
+    are (:func:`prepare_kernels`).
     """
+    from pvdkit import jit
     from simcore.limits import ParamsError, SimulationDiverged
     from simcore.scenarios import ScenarioError
 
     bar = None if args.quiet else ProgressBar(width=30, unit="steps", min_interval=0.1)
-    progress = bar if bar is None or not sys.stderr.isatty() else _NoticeBeforeFirstStep(bar)
+    helper = None
+    done = False
     try:
+        helper = prepare_kernels(args.vehicle, args.output, args.physx)
         with terminate_as_exception():
             summary = record(args.vehicle, args.scenario, duration=args.duration, dt=args.dt,
                              substeps=args.substeps, out=args.output, timestamps=args.timestamps,
-                             progress=progress, vehicles=args.vehicles, spacing=args.spacing,
+                             progress=bar, vehicles=args.vehicles, spacing=args.spacing,
                              vary=args.vary, physx=args.physx)
+        done = True
     except (KeyboardInterrupt, Terminated) as exc:
         print(f"\nrecord: {interruption_reason(exc)}; the recording keeps every frame written before",
               file=sys.stderr)
@@ -494,39 +500,83 @@ def run(args: argparse.Namespace) -> int:
     except (RecordError, ScenarioError, SimulationDiverged, ParamsError, OSError) as exc:
         raise PvdError(f"record: {exc}") from None
     finally:
-        if isinstance(progress, _NoticeBeforeFirstStep):
-            progress.cancel()
+        jit.stop(helper, 30.0 if done else 0.0)  # let it finish its cache entries, unless stopped
     print(summary.format())
     return 0
 
 
-class _NoticeBeforeFirstStep:
-    """Progress that says, on a terminal, why nothing moves when the first step is a second away:
-    a fresh install compiles simcore's kernels then (tens of seconds, once; later runs load them
-    from numba's cache)."""
+# --------------------------------------------------------------------------------------------
+# A fresh install: compiling the kernels
+# --------------------------------------------------------------------------------------------
 
-    def __init__(self, bar: Callable[[int, int], None], after: float = 1.0) -> None:
-        import threading
+#: Seconds a cold ``pvdkit record`` takes, start to end (the default scenario; 2-core x86-64,
+#: ``bench/bench_start.py``), by the drivetrain of the car: what the first-run message announces.
+COLD_SECONDS = {"direct": 13.0, "engine": 18.0}
+#: Seconds compiling pvdkit's recording kernels adds when they cannot compile alongside.
+H5_COLD_SECONDS = 5.0
 
-        self._bar = bar
-        self._timer: Any = threading.Timer(after, self._notice)
-        self._timer.daemon = True
-        self._timer.start()
 
-    @staticmethod
-    def _notice() -> None:
-        print("record: preparing — the first run compiles simcore's kernels (once; later runs load "
-              "them from the cache)…", file=sys.stderr, flush=True)
+def prepare_kernels(vehicle: Any, out: str | os.PathLike | None, physx: bool | None
+                    ) -> subprocess.Popen | None:
+    """Before a cold ``pvdkit record`` compiles (its kernels are not in numba's cache yet):
+    print the first-run message (:func:`pvdkit.jit.notice_if_cold`) and, for an ``.h5`` output,
+    compile pvdkit's recording kernels in a second process (:func:`warm_h5_kernels`) while this
+    one compiles the simulator's — they are needed only when the first frame is stored, after
+    the first step, by which time they are in the cache. Only on a command line (notices on).
+    Returns that process (pass it to :func:`pvdkit.jit.stop` when done), or None."""
+    from pvdkit import jit
 
-    def __call__(self, done: int, total: int) -> None:
-        self.cancel()
-        self._bar(done, total)
+    if not jit.notices_enabled():
+        return None
+    helper = None
+    kernels: list[Any] = []
+    seconds = 0.0
+    if not _is_motorcycle(vehicle):  # the motorcycle model is numpy only
+        from simcore.suspension._fast import _fused_batch as suspension
+        from simcore.tire._fast import _fused_batch as tire
 
-    def cancel(self) -> None:
-        """No notice after all (the first step came, or the run ended)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        kernels += [suspension, tire]
+        if physx is not False:
+            from simcore.physx_actor.components import _k_end
+
+            kernels.append(_k_end)
+        if not all(jit.is_cached(k) is not False for k in kernels):
+            seconds += COLD_SECONDS["engine" if _engine_car(vehicle) else "direct"]
+    path = Path(out) if out is not None else Path("x.h5")
+    if path.suffix.lower() in (".h5", ".hdf5"):
+        from pvdkit.index.kernels import index_rows
+        from pvdkit.ovd.kernels import scan
+
+        if not all(jit.is_cached(k) is not False for k in (scan, index_rows)):
+            kernels += [scan, index_rows]
+            if seconds > 0.0:
+                helper = jit.warm_in_background(f"{__name__}:warm_h5_kernels")
+            if helper is None:
+                seconds += H5_COLD_SECONDS
+    jit.notice_if_cold(kernels, seconds)
+    return helper
+
+
+def _engine_car(vehicle: Any) -> bool:
+    """True when ``vehicle`` (a name or file, as :func:`record` takes it) has an engine drivetrain."""
+    try:
+        params, _ = load_vehicle_params(vehicle)
+    except Exception:  # record() reports a bad vehicle; the estimate just takes the default's
+        return False
+    return getattr(params, "drivetrain", "direct") != "direct"
+
+
+def warm_h5_kernels() -> None:
+    """Compile what recording into ``.h5`` compiles in pvdkit — the tokenizer, the index pass
+    and the HDF5 writer's gathers, with the argument types :func:`record` gives them — by
+    recording pvdkit's every-command stream into a temporary file. Run in a second process by
+    :func:`prepare_kernels` (``python -m pvdkit.jit warm simcore.cli.record:warm_h5_kernels``)."""
+    import tempfile
+
+    from pvdkit.synthetic import write_every_command
+
+    with tempfile.TemporaryDirectory(prefix="pvdkit-warm-") as d:
+        write_every_command(open_writer(Path(d) / "warm.h5").stream)
 
 
 #: One-line help of the subcommand (the entry point's, :data:`simcore.cli.RECORD_HELP`).

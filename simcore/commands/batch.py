@@ -31,12 +31,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+from pvdkit.jit import njit
 from simcore.commands.params import MAX_NB_COMMAND_VALUES, MAX_NB_SPEED_RESPONSES, CommandResponseParams
 from simcore.frame import Frame
 from simcore.maths import qrot
@@ -158,7 +158,7 @@ def fma(typingctx, a, b, c):  # noqa: ANN001, ANN201 - numba intrinsic
     return sig, codegen
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def longitudinal_speed(axis, lin_vel, quat, v):  # pragma: no cover - compiled
     """Vehicle ``v``'s velocity along its forward axis (``RigidBodyState.longitudinal_speed``).
 
@@ -170,7 +170,7 @@ def longitudinal_speed(axis, lin_vel, quat, v):  # pragma: no cover - compiled
     return lin_vel[v, 0] * fx + lin_vel[v, 1] * fy + lin_vel[v, 2] * fz
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _interp_clamped(rf, v, c, start, count, speed):  # pragma: no cover - compiled
     """One speed curve of channel ``c`` at ``speed``, clamped at both ends (``np.interp``'s
     arithmetic inside)."""
@@ -199,7 +199,7 @@ def _interp_clamped(rf, v, c, start, count, speed):  # pragma: no cover - compil
     return r
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def normalised_response(rf, ri, v, c, command, speed):  # pragma: no cover - compiled
     """:func:`simcore.commands.functions.normalised_response` of vehicle ``v``'s packed channel ``c``
     (``rf``: ``resp_f``, ``ri``: ``resp_i``)."""
@@ -220,7 +220,7 @@ def normalised_response(rf, ri, v, c, command, speed):  # pragma: no cover - com
     return z_lo + (command - lo_value) * (z_hi - z_lo) / (hi_value - lo_value)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def brake_steer_response(
     v, resp_f, resp_i, ack, speed, brakes, nb_brakes, steer, brake_out, steer_out
 ):  # pragma: no cover - compiled
@@ -248,7 +248,9 @@ def brake_steer_response(
             steer_out[v, w] = 0.0
     else:
         sign = math.copysign(1.0, s) if s != 0.0 else 0.0
-        scale = normalised_response(resp_f, resp_i, v, STEER, abs(s), speed) * resp_f[v, STEER, RF_MAX]
+        # np.int64, not the literal: another specialization of normalised_response otherwise
+        scale = (normalised_response(resp_f, resp_i, v, np.int64(STEER), abs(s), speed)
+                 * resp_f[v, STEER, RF_MAX])
         for w in range(nb_wheels):
             steer_out[v, w] = sign * (scale * resp_f[v, STEER, RF_MULT + w])
     max_steer = resp_f[v, STEER, RF_MAX]
@@ -273,7 +275,7 @@ def brake_steer_response(
             steer_out[v, w1] = -outer
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_brake_steer(resp_f, resp_i, ack, axis, lin_vel, quat, brakes, nb_brakes, steer, speed, brake_out,
                    steer_out):  # pragma: no cover - compiled
     for v in range(brake_out.shape[0]):

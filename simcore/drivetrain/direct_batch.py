@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.commands.batch import (
     RF_MAX,
     RF_MULT,
@@ -47,7 +47,7 @@ def _throttle_params(p: Any) -> Any:
     return p.direct_drive_throttle_response
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_command_response(resp_f, resp_i, ack, axis, lin_vel, quat, brakes, nb_brakes, steer, throttle, gear,
                         brake_out, steer_out, drive_out):  # pragma: no cover - compiled
     """Brake, steer (with Ackermann) and direct-drive throttle responses of every vehicle."""
@@ -68,13 +68,13 @@ def _k_command_response(resp_f, resp_i, ack, axis, lin_vel, quat, brakes, nb_bra
             for w in range(nb_wheels):
                 drive_out[v, w] = 0.0
         else:
-            scale = (normalised_response(resp_f, resp_i, v, THROTTLE, throttle[v], speed)
+            scale = (normalised_response(resp_f, resp_i, v, np.int64(THROTTLE), throttle[v], speed)
                      * resp_f[v, THROTTLE, RF_MAX])
             for w in range(nb_wheels):
                 drive_out[v, w] = sign * (scale * resp_f[v, THROTTLE, RF_MULT + w])
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_actuation(brake, drive, is_brake_applied, is_drive_applied):  # pragma: no cover - compiled
     """A wheel is braked / driven when its brake / drive torque is non-zero."""
     for v in range(brake.shape[0]):
@@ -83,7 +83,7 @@ def _k_actuation(brake, drive, is_brake_applied, is_drive_applied):  # pragma: n
             is_drive_applied[v, w] = drive[v, w] != 0.0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_drivetrain(
     wheel, is_brake_applied, brake, drive, tire_torque, dt, rotation_speed
 ):  # pragma: no cover - compiled

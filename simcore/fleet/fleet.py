@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.component import Component, ComponentSequence
 from simcore.context import SimulationContext
 from simcore.fleet.states import FleetStates, StateBatch
@@ -398,7 +398,7 @@ def build_batch_sequence(fleet: Any, nb_substeps: int = DEFAULT_NB_SUBSTEPS) -> 
     return seq
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _k_substep_counts(quat, lin, lx, ly, lz, threshold, low, high, counts):  # pragma: no cover - compiled
     """:meth:`~simcore.physx_actor.SubstepRule.substeps` for every vehicle (forward speed = the
     velocity along the body's forward axis); True when every vehicle wants the same count (one

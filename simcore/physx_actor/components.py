@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.commands.states import AUTOMATIC_GEAR
 from simcore.component import Component
 from simcore.context import SimulationContext
@@ -82,7 +82,7 @@ def actor_pose_from_body(params: Any, pos: np.ndarray, quat: np.ndarray) -> tupl
     return np.asarray(pos, dtype=np.float64) - np.array(qrot(*q, *a.cmass_local_pos)), q
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_begin(actor, idle_omega, neutral_gear, throttle, steer, cmd_gear, current_gear, target_gear,
              a_pos, a_quat, a_lin, a_ang, a_wake, a_sleeping, a_prev_steer, pos, quat, lin, ang, prev_lin,
              prev_ang, wheel_speed, wheel_corrected, t_active, s_active, engine_speed):  # pragma: no cover
@@ -131,7 +131,7 @@ def _k_begin(actor, idle_omega, neutral_gear, throttle, steer, cmd_gear, current
     return n_sleeping
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_end(actor, wheel_energy, dt, throttle, current_gear, target_gear, prev_lin, prev_ang, lin, ang,
            t_active, t_linears, t_angulars, t_damping, s_active, s_linear, s_angular, s_error, s_restitution,
            a_pos, a_quat, a_lin, a_ang, a_wake, a_sleeping, lin_sum, ang_sum, work, iw):  # pragma: no cover

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.maths import qmul, qrot
 
 _JIT = {"cache": True, "nogil": True}
@@ -57,7 +57,7 @@ def work_rows(nb_wheels: int) -> int:
     return 3 * nb_wheels
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _apply(work, r, df, inv_mass, iw, v, w):  # pragma: no cover - compiled
     """Apply impulse ``df`` of row ``r`` to the body's velocities."""
     for k in range(3):
@@ -69,7 +69,7 @@ def _apply(work, r, df, inv_mass, iw, v, w):  # pragma: no cover - compiled
         w[k] += acc * df
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _row_speed(work, r, v, w):  # pragma: no cover - compiled
     s = 0.0
     for k in range(3):
@@ -77,7 +77,7 @@ def _row_speed(work, r, v, w):  # pragma: no cover - compiled
     return s
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def chassis_step(actor, dt, start_lin, start_ang, end_lin, end_ang, t_active, t_linears, t_angulars,
                  t_damping, s_active, s_linear, s_angular, s_error, s_restitution, pos, quat, lin, ang,
                  work, iw):  # pragma: no cover - compiled
@@ -270,7 +270,7 @@ def chassis_step(actor, dt, start_lin, start_ang, end_lin, end_ang, t_active, t_
 WAKE_COUNTER_RESET_TIME = 0.4
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def update_wake_counter(actor, dt, wake_counter, quat, lin, ang, lin_sum, ang_sum):  # pragma: no cover
     """PhysX's sleep filter (``updateWakeCounter``, no stabilization): the counter runs down by
     ``dt``; once below half the reset time the velocities are summed, and while the summed motion's

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.component import Component
 from simcore.context import SimulationContext
 from simcore.maths import qrot
@@ -60,7 +60,7 @@ _CHOLESKY_MAX_CONDITION = 1e10
 # ------------------------------------------------------------------------------------ rigid_body_begin
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_begin(lin, ang, prev_lin, prev_ang):  # pragma: no cover - compiled
     for v in range(lin.shape[0]):
         for k in range(3):
@@ -91,7 +91,7 @@ class RigidBodyBeginBatchComponent(Component):
 # ------------------------------------------------------------------------------------------ constraints
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_constraints(geometry, sticky_damping, separation, plane, directions, sticky_active, tire_app_point,
                    quat, tire_active, tire_linears, tire_angulars, tire_damping, susp_active, susp_linear,
                    susp_angular, susp_error, restitution):  # pragma: no cover - compiled
@@ -229,7 +229,7 @@ class VehicleConstraintBatchComponent(Component):
 # ------------------------------------------------------------------------------------------- rigid_body
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _cholesky_solve(m, b, size, floor, chol, x):  # pragma: no cover - compiled
     """Solve ``m x = b`` (symmetric, lower triangle of the leading ``size`` block) by Cholesky; False
     when ``m`` may be near singular (see :data:`_CHOLESKY_MAX_CONDITION`; use the pseudo-inverse).
@@ -292,7 +292,7 @@ def _cholesky_solve(m, b, size, floor, chol, x):  # pragma: no cover - compiled
     return True
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _pinv_solve(m, b, size, a, vec, x):  # pragma: no cover - compiled
     """Minimum-norm least-squares solution of symmetric ``m x = b`` (``np.linalg.lstsq`` with numpy's
     default cut-off: singular values at or below ``eps * size * max`` count as zero), by cyclic Jacobi
@@ -370,7 +370,7 @@ def _work_shape(nb_wheels: int) -> tuple[int, int]:
     return 4 * rows + W_BODY + W_BODY_ROWS, max(rows, 3)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _solve_rows(mass, inv_inertia, dt, t_active, t_linears, t_angulars, t_damping, s_active, s_linear,
                 s_angular, s_error, s_restitution, lin, ang, work):  # pragma: no cover - compiled
     """Apply the impulses of one vehicle's active rows to its velocities; mirrors
@@ -446,7 +446,7 @@ def _solve_rows(mass, inv_inertia, dt, t_active, t_linears, t_angulars, t_dampin
     for _ in range(k + 1):
         for i in range(k):
             lam[i] = 0.0
-        size = 0
+        size = np.int64(0)  # not the literal 0: that would compile the solvers twice
         floor = np.inf  # smallest regularisation of the rows in use: bounds the smallest eigenvalue
         for i in range(k):
             if use[i] != 0.0:
@@ -487,7 +487,7 @@ def _solve_rows(mass, inv_inertia, dt, t_active, t_linears, t_angulars, t_dampin
     return k
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _has_rows(t_active, s_active):  # pragma: no cover - compiled
     for w in range(t_active.shape[0]):
         if t_active[w, 0] or t_active[w, 1] or s_active[w]:
@@ -495,7 +495,7 @@ def _has_rows(t_active, s_active):  # pragma: no cover - compiled
     return False
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_rigid_body(body, gravity, dt, susp_force, susp_torque, tire_forces, tire_torques, anti_roll,
                   pos, quat, lin, ang, ext_force, ext_torque, t_active, t_linears, t_angulars, t_damping,
                   s_active, s_linear, s_angular, s_error, s_restitution, work, solve):  # pragma: no cover
@@ -514,7 +514,9 @@ def _k_rigid_body(body, gravity, dt, susp_force, susp_torque, tire_forces, tire_
                                      tire_forces[v], tire_torques[v], extra, gravity, ext_force[v],
                                      ext_torque[v], quat[v], lin[v], ang[v], dt, force, torque, rot,
                                      inv_inertia)
-        if solve and _has_rows(t_active[v], s_active[v]):
+        # ``solve`` None (the PhysX actor layer solves the rows) prunes this branch before typing:
+        # the solver is compiled only for pure Vehicle2 runs, which pass True.
+        if solve is not None and solve and _has_rows(t_active[v], s_active[v]):
             _solve_rows(mass, inv_inertia, dt, t_active[v], t_linears[v], t_angulars[v], t_damping[v],
                         s_active[v], s_linear[v], s_angular[v], s_error[v], s_restitution[v], lin[v], ang[v],
                         work)
@@ -557,7 +559,7 @@ class RigidBodyBatchComponent(Component):
 
     def update(self, dt: float, context: SimulationContext) -> bool:
         _k_rigid_body(self._body, context.gravity, dt, *self._loads, *self._rest, self._work,
-                      self.solve_constraints)
+                      True if self.solve_constraints else None)
         return True
 
 

@@ -12,9 +12,9 @@ scene's solver does for a Vehicle2 vehicle backed by a PhysX actor.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.maths import quat_to_matrix
 from simcore.rigid_body.params import RigidBodyParams
 from simcore.rigid_body.states import RigidBodyState
@@ -55,7 +55,7 @@ def integrate_pose(dt: float, state: RigidBodyState) -> None:
     _k_integrate_pose(dt, state.pos, state.quat, state.linear_velocity, state.angular_velocity)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _k_integrate_pose(dt, pos, quat, lin, ang):  # pragma: no cover - compiled
     for k in range(3):
         pos[k] += lin[k] * dt
@@ -74,7 +74,7 @@ def _k_integrate_pose(dt, pos, quat, lin, ang):  # pragma: no cover - compiled
     quat[3] = nw / norm
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _k_integrate_velocities(mass, inv_moi, susp_f, susp_t, tire_f, tire_t, extra_torque, gravity,
                             ext_f, ext_t, quat, lin, ang, dt, inv_inertia_out):  # pragma: no cover - compiled
     _k_integrate_velocities_into(mass, inv_moi, susp_f, susp_t, tire_f, tire_t, extra_torque, gravity,
@@ -82,7 +82,7 @@ def _k_integrate_velocities(mass, inv_moi, susp_f, susp_t, tire_f, tire_t, extra
                                  inv_inertia_out)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _k_integrate_velocities_into(mass, inv_moi, susp_f, susp_t, tire_f, tire_t, extra_torque, gravity,
                                  ext_f, ext_t, quat, lin, ang, dt, force, torque, r,
                                  inv_inertia_out):  # pragma: no cover - compiled

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.component import Component
 from simcore.context import SimulationContext
 from simcore.maths import qrot
@@ -58,7 +58,7 @@ _SWEEP = int(RoadGeometryQueryType.SWEEP)
 # -------------------------------------------------------------------------------------- kernels
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _query_start(axes, signs, g, i, steer, b_pos, b_quat):  # pragma: no cover - compiled
     """World pose of wheel ``i`` at max compression (no compliance, no rotation) and its world travel
     direction: ``(px, py, pz, qx, qy, qz, qw, dx, dy, dz)``
@@ -72,7 +72,7 @@ def _query_start(axes, signs, g, i, steer, b_pos, b_quat):  # pragma: no cover -
     return px, py, pz, qx, qy, qz, qw, dx, dy, dz
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_plane_query(
     rows, kind, axes, signs, lat_axis, g, steer, b_pos, b_quat, road_plane, mu,
     plane_out, friction_out, velocity_out, hit_out,
@@ -134,7 +134,7 @@ def _k_plane_query(
                 velocity_out[v, i, c] = 0.0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_query_geometry(
     rows, sweep, axes, signs, lat_axis, g, steer, b_pos, b_quat, start, dirs, length, lat, radius, half_width,
 ):  # pragma: no cover - compiled
@@ -167,7 +167,7 @@ def _k_query_geometry(
             k += 1
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_store_raycast(
     rows, hit, normal, position, friction, plane_out, friction_out, velocity_out, hit_out,
 ):  # pragma: no cover - compiled
@@ -190,7 +190,7 @@ def _k_store_raycast(
                 velocity_out[v, i, c] = 0.0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_store_sweep(
     rows, hit, plane, friction, plane_out, friction_out, velocity_out, hit_out,
 ):  # pragma: no cover - compiled

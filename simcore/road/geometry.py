@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Self
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.frame import DEFAULT_FRAME, Frame, Scale, frame_to_frame_matrix, scale_ratio, transform_vector
 from simcore.maths import frozen_array, normalize
 
@@ -415,7 +415,7 @@ def _axis_of(v: np.ndarray) -> int:
     return 2 * k + (1 if v[k] < 0 else 0)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _k_ray_triangles(o, d, max_distance, heights, t_out):  # pragma: no cover - compiled
     """First hit parameter of each ray (grid coordinates: row index, column index, height) with the
     two triangles (00, 10, 11) and (00, 11, 01) of every cell in the bounding box of its footprint

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.frame import Frame
 from simcore.maths import qmul, qrot
 from simcore.suspension.params import (
@@ -48,14 +48,14 @@ G_RADIUS, G_HALF_WIDTH, G_MASS, G_STIFF, G_DAMP, G_SPRUNG = 18, 19, 20, 21, 22, 
 GEOM_WIDTH = 24
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def attachment_point(g, i, px, py, pz):  # pragma: no cover - compiled
     """Point ``p`` of wheel ``i``'s suspension frame in the body frame: ``pos + quat.rotate(p)``."""
     ox, oy, oz = qrot(g[i, G_SQUAT], g[i, G_SQUAT + 1], g[i, G_SQUAT + 2], g[i, G_SQUAT + 3], px, py, pz)
     return g[i, G_SPOS] + ox, g[i, G_SPOS + 1] + oy, g[i, G_SPOS + 2] + oz
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _scatter(axes, lng, lat, vrt):  # pragma: no cover - compiled
     """World (x, y, z) of a vector given by its (lng, lat, vrt) components (``axes``: their world
     indices; signs already applied). Each component is added to 0.0, as a scatter-add would."""
@@ -72,7 +72,7 @@ def _scatter(axes, lng, lat, vrt):  # pragma: no cover - compiled
     return x, y, z
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _half_angle(angle):  # pragma: no cover - compiled
     """``(cos(angle / 2), sin(angle / 2))``, without the two calls for a zero angle (most wheel
     angles in a pose are: no camber, no steer, no rotation). Exact: cos(±0) = 1, sin(±0) = ±0."""
@@ -82,7 +82,7 @@ def _half_angle(angle):  # pragma: no cover - compiled
     return np.cos(h), np.sin(h)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def wheel_pose(axes, signs, g, i, jounce, camber, yaw, rot, b_pos, b_quat):  # pragma: no cover - compiled
     """World pose ``(px, py, pz, qx, qy, qz, qw)`` of wheel ``i`` (the chain of :mod:`simcore.wheel.helpers`).
 
@@ -113,7 +113,7 @@ def wheel_pose(axes, signs, g, i, jounce, camber, yaw, rot, b_pos, b_quat):  # p
     return b_pos[0] + px, b_pos[1] + py, b_pos[2] + pz, ox, oy, oz, ow
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _jounce_and_separation(depth, k, travel, prev):  # pragma: no cover - compiled
     """Scalar form of :func:`simcore.suspension.functions.compute_jounce_and_separation`."""
     unspecified = UNSPECIFIED_JOUNCE
@@ -139,7 +139,7 @@ def _jounce_and_separation(depth, k, travel, prev):  # pragma: no cover - compil
     return jounce, separation
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _lookup(x, y, nb, w, r, c):  # pragma: no cover - compiled
     """Component ``c`` of compliance table (x, y (n, 3, m), nb) of wheel ``w`` at normalised jounce ``r``."""
     k = nb[w]
@@ -154,7 +154,7 @@ def _lookup(x, y, nb, w, r, c):  # pragma: no cover - compiled
     return y[w, k - 1, c]
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _sweep_depth(axes, signs, lat_axis, g, i, steer, plane, b_pos, b_quat, dx_, dy_, dz_):  # pragma: no cover
     """Depth of wheel ``i``'s cylinder (at max droop) in its plane: scalar ``intersect_cylinder_plane``."""
     unspecified = UNSPECIFIED_JOUNCE
@@ -215,7 +215,7 @@ def _sweep_depth(axes, signs, lat_axis, g, i, steer, plane, b_pos, b_quat, dx_, 
     return plane_d - g[i, G_HALF_WIDTH] - sign_dot * wheel_d
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _fused(
     mode, limit, axes, signs, lat_axis, g, steer, plane, hit, b_pos, b_quat, ext, dt, vehicle_mass,
     tables_x, tables_nb, toe_y, camber_y, tfa_y, sfa_y, bars_w, bars_k,
@@ -283,8 +283,8 @@ def _fused(
         separation[i] = sep
         # --- compliance at the normalised jounce ---
         r = jn / travel
-        toe[i] = _lookup(tables_x[0], toe_y, tables_nb[0], i, r, 0)
-        camber[i] = _lookup(tables_x[1], camber_y, tables_nb[1], i, r, 0)
+        toe[i] = _lookup(tables_x[0], toe_y, tables_nb[0], i, r, np.int64(0))
+        camber[i] = _lookup(tables_x[1], camber_y, tables_nb[1], i, r, np.int64(0))
         for c in range(3):
             tfa[i, c] = _lookup(tables_x[2], tfa_y, tables_nb[2], i, r, c)
             sfa[i, c] = _lookup(tables_x[3], sfa_y, tables_nb[3], i, r, c)
@@ -346,7 +346,7 @@ def _fused(
 
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _fused_batch(
     mode, limit, axes, signs, lat_axis, g, steer, plane, hit, b_pos, b_quat, gravity, ext_force, ext_torque,
     dt, vehicle_mass, tables_x, tables_nb, toe_y, camber_y, tfa_y, sfa_y, bars_w, bars_k, nb_bars,

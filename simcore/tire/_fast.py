@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.context import TireSlipParams, TireStickyParams
 from simcore.frame import Frame
 from simcore.maths import qrot
@@ -54,25 +54,25 @@ S_MIN_LAT, S_MIN_PASSIVE, S_MIN_ACTIVE, S_LNG_SPEED, S_LNG_TIME, S_LAT_SPEED, S_
 SCALARS_WIDTH = 7
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _smoothing_1(k):  # pragma: no cover - compiled
     x = k - k * k / 3.0 + k * k * k / 27.0
     return 1.0 if x > 1.0 else x
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _clamp_slip(x):  # pragma: no cover - compiled
     return x if abs(x) >= MINIMUM_SLIP_THRESHOLD else 0.0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _normalize(x, y, z):  # pragma: no cover - compiled
     length = np.sqrt(x * x + y * y + z * z)
     d = length if length > 0.0 else 1.0
     return x / d, y / d, z / d
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _fused(
     axes, signs, frame_axes_world, g, t, sc, dt,
     steer, plane, separation, jounce, comp_toe, comp_camber, tfa, omega, body, road_velocity, road_friction,
@@ -256,7 +256,7 @@ def _fused(
 
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _fused_batch(
     axes, signs, frame_axes_world, g, t, sc, dt,
     steer, plane, separation, jounce, comp_toe, comp_camber, tfa, omega, b_pos, b_quat, linear_velocity,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.component import Component
 from simcore.context import SimulationContext
 from simcore.suspension._fast import G_RADIUS, frame_axes, pack_geometry, wheel_pose
@@ -24,7 +24,7 @@ _ORIGIN = np.zeros(3)
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_wheel(
     geometry, axes, signs, origin, identity, threshold, dt, is_brake_applied, is_drive_applied, jounce,
     speed_states, steer, toe, camber, rotation_speed, corrected_rotation_speed, rotation_angle, pos, quat,

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.frame import Frame
 from simcore.maths import qmul, qrot
 from simcore.suspension.states import UNSPECIFIED_JOUNCE
@@ -60,7 +60,7 @@ def compute_rotation(
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _k_wheel_pose(
     axes,
     signs,

@@ -36,9 +36,9 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-import numba
 import numpy as np
 
+from pvdkit.jit import njit
 from simcore.commands.batch import (
     brake_steer_response,
     longitudinal_speed,
@@ -203,7 +203,7 @@ def _transmission(fleet: Any) -> StateBatch:
 # --- compiled kernels ------------------------------------------------------------------------
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _sign(x):  # pragma: no cover - compiled
     """``np.sign`` of a float (0 for 0 and NaN)."""
     if x > 0.0:
@@ -213,19 +213,19 @@ def _sign(x):  # pragma: no cover - compiled
     return 0.0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _py_max(a, b):  # pragma: no cover - compiled
     """Python's ``max(a, b)``: ``a`` unless ``b > a``."""
     return b if b > a else a
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _py_min(a, b):  # pragma: no cover - compiled
     """Python's ``min(a, b)``: ``a`` unless ``b < a``."""
     return b if b < a else a
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _curve(pf, count, v, x):  # pragma: no cover - compiled
     """``EngineParams.normalised_torque(x)`` of vehicle ``v``'s packed torque curve."""
     if count == 0:
@@ -240,7 +240,7 @@ def _curve(pf, count, v, x):  # pragma: no cover - compiled
     return pf[v, PF_CURVE_Y + count - 1]
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_command_response(resp_f, resp_i, ack, axis, lin_vel, quat, brakes, nb_brakes, steer, brake_out,
                         steer_out, pf, pi, throttle, target_gear, clutch, engine_speed, current_gear,
                         gearbox_target, switch_time, autobox_time, autobox_active, clutch_normalised,
@@ -303,7 +303,7 @@ def _k_command_response(resp_f, resp_i, ack, axis, lin_vel, quat, brakes, nb_bra
         throttle_response[v] = thr
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _clear_differential(v, connected, torque_ratios, ave_ratios):  # pragma: no cover - compiled
     """Vehicle ``v``'s differential state back to "no wheel connected" before it is rebuilt."""
     for j in range(connected.shape[1]):
@@ -312,7 +312,7 @@ def _clear_differential(v, connected, torque_ratios, ave_ratios):  # pragma: no 
         ave_ratios[v, j] = 0.0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _open_differential(wf, wi, v, connected, nb_connected, torque_ratios, ave_ratios):  # pragma: no cover
     """``_open_differential``: wheels with a non-zero torque ratio, in axle order."""
     nb_wheels = connected.shape[1]
@@ -331,7 +331,7 @@ def _open_differential(wf, wi, v, connected, nb_connected, torque_ratios, ave_ra
     nb_connected[v] = m
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _clear_groups(v, group, multiplier, nb_groups):  # pragma: no cover - compiled
     for j in range(group.shape[1]):
         group[v, j] = -1
@@ -339,7 +339,7 @@ def _clear_groups(v, group, multiplier, nb_groups):  # pragma: no cover - compil
     nb_groups[v] = 0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _same_sign_magnitudes(w, i0, i1):  # pragma: no cover - compiled
     w0 = w[i0]
     w1 = w[i1]
@@ -348,7 +348,7 @@ def _same_sign_magnitudes(w, i0, i1):  # pragma: no cover - compiled
     return True, abs(w0), abs(w1)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _axle_sums(w, f0, f1, r0, r1):  # pragma: no cover - compiled
     w0 = w[f0]
     s0 = _sign(w0)
@@ -357,7 +357,7 @@ def _axle_sums(w, f0, f1, r0, r1):  # pragma: no cover - compiled
     return True, abs(w0) + abs(w[f1]), abs(w[r0]) + abs(w[r1])
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _target_ratio(target, base_ok, base, ratio, predicted, inst, rate, dt):  # pragma: no cover - compiled
     if not predicted:
         return target if inst else _py_max(target, ratio - rate * dt)
@@ -366,7 +366,7 @@ def _target_ratio(target, base_ok, base, ratio, predicted, inst, rate, dt):  # p
     return _py_max(target, base - rate * dt)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _pair(check, now, i0, i1, bias, target, predicted, inst, rate, dt):  # pragma: no cover - compiled
     """(breached, target multiplier of the second wheel, its current speed ratio)."""
     ok, a0, a1 = _same_sign_magnitudes(check, i0, i1)
@@ -381,7 +381,7 @@ def _pair(check, now, i0, i1, bias, target, predicted, inst, rate, dt):  # pragm
     return ratio > bias, (1.0 / t if a0 > a1 else t), a1 / a0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _limited_slip_groups(pf, pi, v, now, check, predicted, dt, group, multiplier,
                          nb_groups):  # pragma: no cover - compiled
     """The constraint groups of ``four_wheel_differential_state_update`` for vehicle ``v``."""
@@ -439,7 +439,7 @@ def _limited_slip_groups(pf, pi, v, now, check, predicted, dt, group, multiplier
         nb_groups[v] = g
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_multi_wheel_differential(wf, wi, connected, nb_connected, torque_ratios, ave_ratios, group, multiplier,
                                 nb_groups):  # pragma: no cover - compiled
     for v in range(connected.shape[0]):
@@ -447,7 +447,7 @@ def _k_multi_wheel_differential(wf, wi, connected, nb_connected, torque_ratios, 
         _clear_groups(v, group, multiplier, nb_groups)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_four_wheel_differential(pf, pi, wf, wi, wheel_speed, dt, connected, nb_connected, torque_ratios,
                                ave_ratios, group, multiplier, nb_groups):  # pragma: no cover - compiled
     for v in range(connected.shape[0]):
@@ -456,7 +456,7 @@ def _k_four_wheel_differential(pf, pi, wf, wi, wheel_speed, dt, connected, nb_co
         _limited_slip_groups(pf, pi, v, w, w, False, dt, group, multiplier, nb_groups)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_tank_differential(pf, pi, wf, wi, thrusts, connected, nb_connected, torque_ratios, ave_ratios, group,
                          multiplier, nb_groups):  # pragma: no cover - compiled
     nb_wheels = connected.shape[1]
@@ -490,7 +490,7 @@ def _k_tank_differential(pf, pi, wf, wi, thrusts, connected, nb_connected, torqu
         nb_groups[v] = pi[v, PI_TANK_NB_GROUPS]
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_actuation(pi, brake, throttle_response, clutch_response, current_gear, torque_ratios, is_brake,
                  is_drive):  # pragma: no cover - compiled
     for v in range(brake.shape[0]):
@@ -502,7 +502,7 @@ def _k_actuation(pi, brake, throttle_response, clutch_response, current_gear, to
             is_drive[v, j] = drive_possible and not braked and torque_ratios[v, j] != 0.0
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _solve(mat, rhs, init, n, estimate, iterations, grouped, cmat, nr, lu, row_p, col_p, a, ata, atb, x
            ):  # pragma: no cover - compiled
     """``solve_clutch_system`` into ``x[:n]``: least squares over ``cmat[:n, :nr]`` if ``grouped``,
@@ -540,7 +540,7 @@ def _solve(mat, rhs, init, n, estimate, iterations, grouped, cmat, nr, lu, row_p
     _k_lu_solve_n(lu, row_p, col_p, x, n)
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _reduction(cmat, conn, m, group, multiplier, nb_groups, v):  # pragma: no cover - compiled
     """``constraint_reduction`` into ``cmat``; returns the number of reduced unknowns."""
     nf = 0
@@ -564,7 +564,7 @@ def _reduction(cmat, conn, m, group, multiplier, nb_groups, v):  # pragma: no co
     return nr
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_drivetrain(pf, pi, wf, wi, dt, current_gear, gearbox_target, switch_time, throttle_response,
                   clutch_normalised, clutch_response, connected, nb_connected, torque_ratios, ave_ratios,
                   group, multiplier, nb_groups, brake, is_brake, tire_torque, wheel_speed, engine_speed,
@@ -647,15 +647,18 @@ def _k_drivetrain(pf, pi, wf, wi, dt, current_gear, gearbox_target, switch_time,
         # solve_clutch_system
         estimate = pi[v, PI_ESTIMATE] != 0
         iterations = pi[v, PI_ESTIMATE_ITERATIONS]
+        # Flags and counts go in as np.bool_ / np.int64, never as the literals False, 0, True: a
+        # literal argument compiles another specialization of _solve and of its solvers.
         if pi[v, PI_PREDICT_BREACH] == 0:
-            nr = 0
+            nr = np.int64(0)
             grouped = nb_groups[v] > 0
             if grouped:
                 nr = _reduction(cmat, conn, m, group, multiplier, nb_groups, v)
             _solve(mat, rhs, init, n, estimate, iterations, grouped, cmat, nr, lu, row_p, col_p, a, ata, atb,
                    x)
         else:
-            _solve(mat, rhs, init, n, estimate, iterations, False, cmat, 0, lu, row_p, col_p, a, ata, atb, x)
+            _solve(mat, rhs, init, n, estimate, iterations, np.bool_(False), cmat, np.int64(0), lu, row_p,
+                   col_p, a, ata, atb, x)
             for j in range(nb_wheels):
                 predicted[j] = w[j]
             for i in range(m):
@@ -663,8 +666,8 @@ def _k_drivetrain(pf, pi, wf, wi, dt, current_gear, gearbox_target, switch_time,
             _limited_slip_groups(pf, pi, v, w, predicted, True, dt, group, multiplier, nb_groups)
             if nb_groups[v] > 0:
                 nr = _reduction(cmat, conn, m, group, multiplier, nb_groups, v)
-                _solve(mat, rhs, init, n, estimate, iterations, True, cmat, nr, lu, row_p, col_p, a, ata, atb,
-                       x)
+                _solve(mat, rhs, init, n, estimate, iterations, np.bool_(True), cmat, nr, lu, row_p, col_p, a,
+                       ata, atb, x)
         # apply_brake_lock on the connected wheels, engine speed clamp
         for j in range(nb_wheels):
             is_connected[j] = False

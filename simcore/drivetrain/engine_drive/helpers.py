@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
+
+from pvdkit.jit import njit
 
 #: Default convergence tolerance of :func:`gauss_seidel_solve` on the relative squared residual.
 #: Vehicle2 passes 1e-10, i.e. a relative residual of 1e-5, about what float32 can resolve; in
@@ -20,7 +21,7 @@ import numpy as np
 GAUSS_SEIDEL_TOLERANCE = 1e-20
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def float32_timer_add(timer: float, dt: float) -> float:
     """``timer + dt`` as Vehicle2 adds them: both ``PxReal`` (float32). The autobox latency and
     the gear switch time are crossed by a timer summed step after step; in float64 the 120 adds
@@ -52,14 +53,14 @@ class LUDecomposition(NamedTuple):
 _JIT = {"cache": True, "nogil": True}
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_lu_decompose(lu, row_p, col_p):  # pragma: no cover - compiled
     return _k_lu_decompose_n(lu, row_p, col_p, lu.shape[0])
 
 
 # The ``_n`` kernels work on the leading n x n block of larger buffers, so that a batched kernel
 # can reuse one scratch buffer for every vehicle without slicing views.
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_lu_decompose_n(lu, row_p, col_p, n):  # pragma: no cover - compiled
     det = 1.0
     for k in range(n - 1):
@@ -95,12 +96,12 @@ def _k_lu_decompose_n(lu, row_p, col_p, n):  # pragma: no cover - compiled
     return det * lu[n - 1, n - 1]
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_lu_solve(lu, row_p, col_p, x):  # pragma: no cover - compiled
     _k_lu_solve_n(lu, row_p, col_p, x, lu.shape[0])
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_lu_solve_n(lu, row_p, col_p, x, n):  # pragma: no cover - compiled
     for i in range(n - 1):
         p = row_p[i]
@@ -126,12 +127,12 @@ def _k_lu_solve_n(lu, row_p, col_p, x, n):  # pragma: no cover - compiled
             x[q] = tmp
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_gauss_seidel(a, b, x, max_iterations, tolerance):  # pragma: no cover - compiled
     return _k_gauss_seidel_n(a, b, x, max_iterations, tolerance, a.shape[0])
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_gauss_seidel_n(a, b, x, max_iterations, tolerance, n):  # pragma: no cover - compiled
     b_len2 = 0.0
     for i in range(n):
@@ -156,12 +157,12 @@ def _k_gauss_seidel_n(a, b, x, max_iterations, tolerance, n):  # pragma: no cove
     return it, error
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_normal_equations(m, c, b, a, ata, atb):  # pragma: no cover - compiled
     _k_normal_equations_n(m, c, b, a, ata, atb, c.shape[0], c.shape[1])
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_normal_equations_n(m, c, b, a, ata, atb, n, k):  # pragma: no cover - compiled
     for i in range(n):
         for r in range(k):
@@ -181,7 +182,7 @@ def _k_normal_equations_n(m, c, b, a, ata, atb, n, k):  # pragma: no cover - com
         atb[r] = acc
 
 
-@numba.njit(**_JIT)
+@njit(**_JIT)
 def _k_weighted_sum(values, weights, ids, count):  # pragma: no cover - compiled
     acc = 0.0
     for i in range(count):
