@@ -57,6 +57,24 @@ def _sender(port: int, data: bytes, **kw) -> threading.Thread:
     return t
 
 
+def _live(tmp_path: Path, save: str | None = "live.h5") -> tuple[Workspace, TcpFeed]:
+    """A workspace showing a started TcpFeed on a free port (recording into ``tmp_path/save``)."""
+    feed = TcpFeed("127.0.0.1:0", str(tmp_path / save) if save else None)
+    ws = Workspace()
+    ws.set_live(feed)
+    feed.start()
+    return ws, feed
+
+
+def _poll_until_frames(ws: Workspace, n: int, timeout: float = 30.0) -> None:
+    """Poll as the viewer's timer does until the recording has ``n`` frames."""
+    deadline = time.monotonic() + timeout
+    while len(ws.session.recording.frames) < n and time.monotonic() < deadline:
+        ws.poll_live()
+        time.sleep(0.02)
+    assert len(ws.session.recording.frames) >= n
+
+
 def _poll_until_done(ws: Workspace, feed, timeout: float = 60.0) -> list[int]:
     """Poll as the viewer's timer does; the frame count seen after each poll that grew."""
     seen = []
@@ -82,10 +100,7 @@ def test_a_throttled_stream_cut_mid_command_grows_the_model_and_keeps_every_comp
         tmp_path, stream, whole):
     cut = _cut_inside_command(whole, 0.6)
     out = tmp_path / "live.h5"
-    feed = TcpFeed("127.0.0.1:0", str(out))
-    ws = Workspace()
-    ws.set_live(feed)
-    feed.start()
+    ws, feed = _live(tmp_path, out.name)
     sender = _sender(feed.port, stream[:cut], seed=3, max_piece=3000, rate=600e3)
     seen = _poll_until_done(ws, feed)
     sender.join(5)
@@ -121,10 +136,7 @@ def test_a_throttled_stream_cut_mid_command_grows_the_model_and_keeps_every_comp
 
 def test_a_clean_end_is_complete_and_equal_to_the_file(tmp_path, stream):
     out = tmp_path / "live.ovd"
-    feed = TcpFeed("127.0.0.1:0", str(out))
-    ws = Workspace()
-    ws.set_live(feed)
-    feed.start()
+    ws, feed = _live(tmp_path, out.name)
     _sender(feed.port, stream, seed=5, max_piece=20000, rate=20e6)
     _poll_until_done(ws, feed)
     assert feed.state == "ended" and feed.reason is None
@@ -136,15 +148,9 @@ def test_a_clean_end_is_complete_and_equal_to_the_file(tmp_path, stream):
 
 
 def test_scrubbing_back_stops_following_and_the_frame_stays_while_data_arrives(tmp_path, stream):
-    feed = TcpFeed("127.0.0.1:0", str(tmp_path / "live.h5"))
-    ws = Workspace()
-    ws.set_live(feed)
-    feed.start()
+    ws, feed = _live(tmp_path)
     _sender(feed.port, stream, seed=7, max_piece=2000, rate=500e3)
-    deadline = time.monotonic() + 30
-    while len(ws.session.recording.frames) < 6 and time.monotonic() < deadline:
-        ws.poll_live()
-        time.sleep(0.02)
+    _poll_until_frames(ws, 6)
     ws.timeline.set_frame(2)  # the user scrubs back
     assert not ws.timeline.follow
     _poll_until_done(ws, feed)
@@ -157,15 +163,9 @@ def test_scrubbing_back_stops_following_and_the_frame_stays_while_data_arrives(t
 def test_a_saved_recording_compared_with_a_live_one_follows_its_growth(tmp_path, stream):
     from viewer.model.session import RecordingSession
 
-    feed = TcpFeed("127.0.0.1:0", str(tmp_path / "live.h5"))
-    ws = Workspace()
-    ws.set_live(feed)
-    feed.start()
+    ws, feed = _live(tmp_path)
     _sender(feed.port, stream, seed=9, max_piece=2000, rate=400e3)
-    deadline = time.monotonic() + 30
-    while len(ws.session.recording.frames) < 5 and time.monotonic() < deadline:
-        ws.poll_live()
-        time.sleep(0.02)
+    _poll_until_frames(ws, 5)
     ws.add_comparison(RecordingSession.open(FIXTURE))
     comp = ws.comparison
     before = len(comp.common_frames())
@@ -181,10 +181,7 @@ def test_a_saved_recording_compared_with_a_live_one_follows_its_growth(tmp_path,
 
 
 def test_a_connection_that_is_not_physx_ends_the_feed_with_one_line(tmp_path):
-    feed = TcpFeed("127.0.0.1:0", str(tmp_path / "x.h5"))
-    ws = Workspace()
-    ws.set_live(feed)
-    feed.start()
+    ws, feed = _live(tmp_path, "x.h5")
     with socket.create_connection(("127.0.0.1", feed.port)) as s:
         s.sendall(b"GET / HTTP/1.1\r\n\r\n")
     _poll_until_done(ws, feed)
@@ -194,11 +191,8 @@ def test_a_connection_that_is_not_physx_ends_the_feed_with_one_line(tmp_path):
 
 
 def test_stop_keeps_what_arrived_and_a_temporary_recording_can_be_saved(tmp_path, stream):
-    feed = TcpFeed("127.0.0.1:0")
+    ws, feed = _live(tmp_path, None)
     assert feed.temporary
-    ws = Workspace()
-    ws.set_live(feed)
-    feed.start()
     sock = send(feed.port, PREAMBLE + stream[: len(stream) // 2], keep_open=True)
     deadline = time.monotonic() + 30
     while len(ws.session.recording.frames) < 3 and time.monotonic() < deadline:
