@@ -80,6 +80,18 @@ class RecordProcess:
         return max((s for when, s in self.progress if when <= t), default=0)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def compiled_kernels(tmp_path_factory):
+    """One short recording first, so that numba's cache holds every kernel a recording needs.
+
+    Why: these tests time what a stop loses against the steps reported, and a process that
+    compiles (a fresh cache: a new checkout, CI's base-install copy) spends its first seconds
+    compiling the recording kernels after the first step while reporting steps."""
+    out = tmp_path_factory.mktemp("warm") / "warm.h5"
+    subprocess.run([sys.executable, "-m", "pvdkit", "record", "--pure-vehicle2", "--duration", "0.2",
+                    "--quiet", "-o", str(out)], check=True, capture_output=True, timeout=600)
+
+
 @pytest.fixture
 def start_recording():
     """``start_recording(out, *args)`` → a :class:`RecordProcess`, killed at the end of the test."""
