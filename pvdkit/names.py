@@ -19,7 +19,10 @@ longest such list gives the wheels in order, other wheel lists of the same lengt
 hops) from exactly one wheel's list members is that wheel's; an object reachable from the
 vehicle through its other attributes (one hop less), from no wheel and from no other vehicle is
 the vehicle's. The walk reads every object-handle series of the recording at once
-(:func:`handle_refs`): a 256-car fleet has ~28,000 objects and ~30,000 such series.
+(:func:`handle_refs`): a 256-car fleet has ~28,000 objects and ~30,000 such series. It follows
+the graph ``pvdkit diff``'s identities follow, read by the same one reader
+(:func:`pvdkit.diff.identity.handle_references`, kept per recording): list items added, every
+element of an array of handles, each handle resolved to the lifetime alive at its sample.
 
 **Paths.**
 
@@ -54,8 +57,9 @@ from typing import ClassVar, Self, TypeVar
 
 import numpy as np
 
-from pvdkit.diff.identity import object_identities
-from pvdkit.recording import Class, ListSeries, Object, Recording, Series
+from pvdkit.diff.identity import HandleReferences, handle_references, object_identities
+from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET
+from pvdkit.recording import Class, Object, Recording, Series
 from pvdkit.types import DataType, PvdError
 
 __all__ = ["NORM", "PART_DEPTH", "ObjectNames", "Vehicle", "VehicleInfo", "Wheel", "find_vehicles",
@@ -105,6 +109,8 @@ _VEHICLES: weakref.WeakKeyDictionary[Recording, tuple[tuple[int, int], list[Vehi
     weakref.WeakKeyDictionary()
 _NAMES: weakref.WeakKeyDictionary[Recording, tuple[tuple[int, int], ObjectNames]] = \
     weakref.WeakKeyDictionary()
+_PATH_IDS: weakref.WeakKeyDictionary[Recording, tuple[tuple[int, int], dict[tuple[int, ...], int]]] = \
+    weakref.WeakKeyDictionary()
 
 
 def _cached(store: weakref.WeakKeyDictionary[Recording, tuple[tuple[int, int], _T]], rec: Recording,
@@ -146,30 +152,53 @@ def _class_handle_attributes(cls: Class) -> list[tuple[str, bool]]:
 
 def referenced(rec: Recording, obj: Object, attribute: str) -> list[Object]:
     """Every object an object-handle attribute of ``obj`` ever pointed at, in order of first
-    reference (for a unique list: every item ever added). Null handles, handles that resolve
-    to nothing and ``obj`` itself are skipped. One series read: :func:`handle_refs` answers
-    the same for every attribute of every object at once."""
-    if obj.cls is None or attribute not in obj.cls.paths:
+    reference (for a unique list: every item ever added; for an array of handles: sample by
+    sample, element by element). Handles are resolved to the object alive at each sample's
+    frame; null handles, handles that resolve to nothing and ``obj`` itself are skipped. Reads
+    that one series (:func:`pvdkit.diff.identity.handle_references`, as :func:`handle_refs`
+    does for every attribute of every object at once)."""
+    if obj.cls is None:
         return []
-    s = rec.series(obj, attribute)
-    if isinstance(s, ListSeries):
-        items, frames = s.items, s.frames
-    else:
-        items, frames = s.values, s.frames
-    if not isinstance(items, np.ndarray) or items.ndim != 1 or not len(items):
+    chain = obj.cls.paths.get(attribute)
+    if chain is None or (attribute, chain[-1].kind == "unique_list") not in _class_handle_attributes(obj.cls):
         return []
-    _, first = np.unique(items, return_index=True)
-    out: list[Object] = []
-    seen: set[int] = set()
-    for i in np.sort(first):
-        h = int(items[i])
-        if h == 0:
-            continue
-        target = rec.resolve(h, int(frames[i]))
-        if target is not None and target.index not in seen and target is not obj:
-            seen.add(target.index)
-            out.append(target)
-    return out
+    pid = _path_ids(rec).get(tuple(a.handle for a in chain))
+    if pid is None:
+        return []
+    family = FAMILY_LIST if chain[-1].kind == "unique_list" else FAMILY_SET
+    sid = int(rec.series_ids(np.array([obj.index]), np.array([pid]), np.array([family]))[0])
+    if sid < 0:
+        return []
+    refs = handle_references(rec, series=np.array([sid]))
+    objects = rec.objects
+    return [objects[t] for _, t in _first_references(refs, np.ones(len(refs.series), bool))]
+
+
+def _path_ids(rec: Recording) -> dict[tuple[int, ...], int]:
+    """Path id of each attribute path (handles) of the recording."""
+    return _cached(_PATH_IDS, rec, lambda r: {p: i for i, p in enumerate(r.data.paths)})
+
+
+def _first_references(refs: HandleReferences, entries: np.ndarray) -> list[tuple[int, int]]:
+    """``(entry, target)`` for the series of the entries selected by the mask ``entries`` (the
+    entry: the series' first, standing for it): per series each target once, the owner itself
+    left out, in order of first reference (sample, then element of an array of handles); series
+    in the order of ``refs``."""
+    n = len(refs.series)
+    if not n:
+        return []
+    change = np.ones(n, bool)
+    change[1:] = refs.series[1:] != refs.series[:-1]  # a series' entries are adjacent
+    group = np.cumsum(change) - 1
+    head = np.flatnonzero(change)
+    e = refs.entry
+    keep = entries[e] & (refs.target != refs.object[e])
+    g, target = group[e][keep], refs.target[keep]
+    order = np.lexsort((refs.column[e][keep], refs.sample[keep], g))
+    g, target = g[order], target[order]
+    _, once = np.unique(g * (int(target.max(initial=0)) + 1) + target, return_index=True)
+    once = np.sort(once)
+    return list(zip(head[g[once]].tolist(), target[once].tolist(), strict=True))
 
 
 def handle_refs(rec: Recording) -> dict[int, dict[str, list[Object]]]:
@@ -178,11 +207,13 @@ def handle_refs(rec: Recording) -> dict[int, dict[str, list[Object]]]:
     attributes in class order, as :func:`handle_attributes` lists them).
 
     Why: the vehicle graph of a 256-car fleet follows ~30,000 handle series; one
-    :meth:`~pvdkit.recording.Recording.series` call each took 2.5 s from an ``.h5``. Here they
-    are read in one :meth:`~pvdkit.recording.Recording.sample_blocks_of` and the first
-    reference of each item, the handle → object resolution and the de-duplication are numpy
-    operations over all of them (series stored unusually fall back to :func:`referenced`)."""
-    ids = {p: i for i, p in enumerate(rec.data.paths)}
+    :meth:`~pvdkit.recording.Recording.series` call each took 2.5 s from an ``.h5``. They are
+    read by the one reader of object-handle references that ``pvdkit diff``'s identities use too
+    (:func:`pvdkit.diff.identity.handle_references`: only these series, in one
+    :meth:`~pvdkit.recording.Recording.sample_blocks_of`, resolved in numpy); here only the
+    attributes of each object's class count, and implicit objects refer to nothing."""
+    refs = handle_references(rec)
+    ids = _path_ids(rec)
     n_paths = max(len(ids), 1)
     accept: dict[int, tuple[str, int]] = {}  # class handle × n_paths + path id → (name, family)
     for c in rec.classes_by_handle.values():
@@ -193,64 +224,19 @@ def handle_refs(rec: Recording) -> dict[int, dict[str, list[Object]]]:
                 if pid is not None:
                     accept.setdefault(c.handle * n_paths + pid, (name, int(a.kind == "unique_list")))
     st, ot = rec.series_table(), rec.data.objects
-    if not accept or not len(st) or not len(ot):
+    if not accept or not len(refs.series):
         return {}
     keys = np.array(sorted(accept), np.int64)
     fam = np.array([accept[k][1] for k in keys.tolist()], np.int64)
-    key = ot.cls[st.object].astype(np.int64) * n_paths + st.path
+    cls = ot.cls[refs.object].astype(np.int64)
+    key = cls * n_paths + refs.path
     j = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
-    created = ot.cls[st.object] != 0  # class handle 0: an implicit object, of no class
-    sids = np.flatnonzero((keys[j] == key) & (fam[j] == st.family) & (st.count > 0) & created)
-    name_of = [accept[int(k)][0] for k in key[sids].tolist()]
-    blocks = rec.sample_blocks_of(sids)
-    out: dict[int, dict[str, list[Object]]] = {}
-
-    # Items and frames of every series stored as 8-byte handles, series after series.
-    parts = [(np.flatnonzero(blocks.block == b), b) for b in range(len(blocks.raw))
-             if blocks.raw[b].shape[1] == 8]
-    parts = [(ks, b) for ks, b in parts if len(ks)]
-    for k in np.flatnonzero((blocks.block < 0) & (blocks.count > 0)).tolist():
-        obj = rec.objects[int(st.object[sids[k]])]
-        refs = referenced(rec, obj, name_of[k])
-        if refs:
-            out.setdefault(obj.index, {})[name_of[k]] = refs
-    if not parts:
-        return out
-    owner = np.concatenate([np.repeat(ks, blocks.count[ks]) for ks, _ in parts])
-    rows = [blocks.rows(ks) for ks, _ in parts]
-    pairs = list(zip(parts, rows, strict=True))
-    items = np.concatenate([blocks.raw[b][r].view("<u8")[:, 0] for (_, b), r in pairs])
-    frames = np.concatenate([blocks.frames[b][r] for (_, b), r in pairs])
-    # First occurrence of each item in each series, in order of occurrence.
-    pos = np.arange(len(items))
-    order = np.lexsort((pos, items, owner))
-    so, si = owner[order], items[order]
-    new = np.ones(len(order), bool)
-    new[1:] = (so[1:] != so[:-1]) | (si[1:] != si[:-1])
-    first = np.sort(order[new])
-    first = first[items[first] != 0]
-    # Handle → lifetime at the frame of first reference (one lifetime: a lookup; several:
-    # Recording.resolve picks the one alive then).
-    uh, inv, cnt = np.unique(ot.handle, return_inverse=True, return_counts=True)
-    life = np.where(cnt[inv] == 1, np.arange(len(inv)), -2)
-    single = np.full(len(uh), -1, np.int64)
-    single[inv] = life
-    h = items[first]
-    jh = np.minimum(np.searchsorted(uh, h), len(uh) - 1)
-    target = np.where(uh[jh] == h, single[jh], -1)
-    for i in np.flatnonzero(target == -2).tolist():
-        t = rec.resolve(int(h[i]), int(frames[first[i]]))
-        target[i] = t.index if t is not None else -1
-    own = owner[first]
-    keep = (target >= 0) & (target != st.object[sids[own]])
-    own, target = own[keep], target[keep]
-    # Each object once per series, at its first reference.
-    _, once = np.unique(own * len(rec.objects) + target, return_index=True)
-    once = np.sort(once)
+    ok = (keys[j] == key) & (fam[j] == st.family[refs.series]) & (cls != 0)  # 0: an implicit object
     objects = rec.objects
-    for k, t in zip(own[once].tolist(), target[once].tolist(), strict=True):
-        o = int(st.object[sids[k]])
-        out.setdefault(o, {}).setdefault(name_of[k], []).append(objects[t])
+    out: dict[int, dict[str, list[Object]]] = {}
+    for e, t in _first_references(refs, ok):
+        o = int(refs.object[e])
+        out.setdefault(o, {}).setdefault(accept[int(key[e])][0], []).append(objects[t])
     for o, by_name in out.items():  # attributes in class order
         if len(by_name) > 1:
             out[o] = {n: by_name[n] for n, _ in handle_attributes(objects[o]) if n in by_name}

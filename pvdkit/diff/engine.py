@@ -449,17 +449,24 @@ class Comparison:
                     out.append(ObjectChange(side, idt.label, idt.cls, o.name, created, destroyed))
         live: list[tuple[int, int]] = []
         lifetimes: list[SeriesDiff | None] = []
+        objs_a, objs_b = self.a.objects, self.b.objects
+        whole = self.window.start is None and self.window.stop is None  # every object is in it
+        tol_of = self.options.tolerances.for_attribute
         for i, j in m.pairs:
-            oa, ob = self.a.objects[i], self.b.objects[j]
-            la, lb = self._life(oa, "a"), self._life(ob, "b")
-            if not (self._alive_in_window(*la) or self._alive_in_window(*lb)):
+            oa, ob = objs_a[i], objs_b[j]
+            la = (oa.created, oa.destroyed)
+            lb = self._life(ob, "b") if self.fmap_b is not None else (ob.created, ob.destroyed)
+            if not (whole or self._alive_in_window(*la) or self._alive_in_window(*lb)):
                 continue
             res.objects_matched += 1
             idt = m.ids_a[i]
-            tol = self.options.tolerances.for_attribute(idt.classes, "<lifetime>")
+            tol = tol_of(idt.classes, "<lifetime>")
             if tol.ignore:
                 res.ignored += 1
                 lifetimes.append(None)
+            elif whole and la == lb:  # equal, as _lifetime finds (nothing to clip)
+                lifetimes.append(SeriesDiff(idt.label, idt.cls, "<lifetime>", "lifetime", EQUAL, tol,
+                                            compared=1))
             else:
                 lifetimes.append(self._lifetime(idt.label, idt.cls, la, lb, tol))
             live.append((i, j))

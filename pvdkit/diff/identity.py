@@ -19,10 +19,16 @@ then attribute name, then list position). Objects only reachable through cycles 
 in creation order. ``ordinal`` counts objects with the same class, name, parent and edge in
 that walk order (creation order for roots) — the last resort that tells apart, say, four roots
 all named ``Vehicle``.
+
+The graph is read by :func:`handle_references`, the one reader of object-handle references:
+:mod:`pvdkit.names` finds vehicles and wheels in the same graph through it. It reads only the
+object-handle series (:meth:`~pvdkit.recording.Recording.sample_blocks_of`), so naming one
+object of an unread ``.h5`` fleet does not read the file's every sample.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from dataclasses import dataclass
 
@@ -32,8 +38,8 @@ from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET
 from pvdkit.recording import ListSeries, Recording, Series
 from pvdkit.types import Command, DataType
 
-__all__ = ["NULL", "UNRESOLVED", "HandleResolver", "Matching", "ObjectIdentity", "match_objects",
-           "object_identities"]
+__all__ = ["NULL", "UNRESOLVED", "HandleReferences", "HandleResolver", "Matching", "ObjectIdentity",
+           "handle_references", "match_objects", "object_identities", "reference_series"]
 
 #: Object index / code of a null handle (0).
 NULL = -1
@@ -41,6 +47,13 @@ NULL = -1
 UNRESOLVED = -2
 
 _GROUP_SHIFT = np.int64(1 << 33)
+
+
+def _runs(sorted_values: np.ndarray) -> np.ndarray:
+    """Start positions of the runs of equal values of a sorted array."""
+    if not len(sorted_values):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.concatenate([[True], sorted_values[1:] != sorted_values[:-1]]))
 
 
 class HandleResolver:
@@ -60,33 +73,32 @@ class HandleResolver:
         self._group = group
         # (group, created) as one sortable int64 key: frames are int32 ≥ -1.
         self._key = group * _GROUP_SHIFT + (created[order] + 1)
-        self._handles, self._created = handles, created
-        self._lives_by_handle: dict[int, list[tuple[int, int]]] | None = None
-
-    @property
-    def _lives(self) -> dict[int, list[tuple[int, int]]]:
-        """handle -> [(created, index), …] for the scalar path (few values per call); built on
-        first use (a bulk diff never needs it)."""
-        if self._lives_by_handle is None:
-            lives_of: dict[int, list[tuple[int, int]]] = {}
-            for h, c, i in zip(self._handles.tolist(), self._created.tolist(), range(len(self._handles)),
-                               strict=True):
-                lives_of.setdefault(h, []).append((c, i))
-            for lives in lives_of.values():
-                lives.sort()
-            self._lives_by_handle = lives_of
-        return self._lives_by_handle
+        self._created = created
+        self._ranges: dict[int, tuple[int, int]] | None = None
+        self._sorted_created: list[int] = []
+        self._sorted_index: list[int] = []
 
     def _resolve_one(self, h: int, f: int) -> int:
+        """The scalar path (few values per call): the lifetimes of ``h`` are a run of the sorted
+        handles, found in a dictionary built on first use."""
         if h == 0:
             return NULL
-        lives = self._lives.get(h)
-        if lives is None:
+        if self._ranges is None:
+            starts = _runs(self._h)
+            ends = np.append(starts[1:], len(self._h)).tolist()
+            self._ranges = dict(zip(self._h[starts].tolist(), zip(starts.tolist(), ends, strict=True),
+                                    strict=True))
+            self._sorted_created = self._created[self._index].tolist()
+            self._sorted_index = self._index.tolist()
+        run = self._ranges.get(h)
+        if run is None:
             return UNRESOLVED
-        best = lives[0][1]
-        for c, i in lives:
-            if c <= f:
-                best = i
+        lo, hi = run
+        created, index = self._sorted_created, self._sorted_index
+        best = index[lo]  # lifetimes in order of creation: the last one created at or before f
+        for k in range(lo + 1, hi):
+            if created[k] <= f:
+                best = index[k]
         return best
 
     def resolve(self, handles: np.ndarray, frames: np.ndarray | int) -> np.ndarray:
@@ -129,77 +141,197 @@ class ObjectIdentity:
     depth: int
 
 
-def _edges(rec: Recording, resolver: HandleResolver) -> list[list[tuple[str, int, str, int, bool]]]:
-    """Per object: ``(attribute, rank, label, child, primary)`` for every reference it holds;
-    ``primary`` = a unique-list member or the first target of a reference attribute."""
+@dataclass(frozen=True, eq=False)
+class HandleReferences:
+    """Every object-handle reference a recording holds, read at once (:func:`handle_references`):
+    the graph ``pvdkit diff``'s identities (:func:`object_identities`) and :mod:`pvdkit.names`'
+    vehicle walk (:func:`pvdkit.names.handle_refs`) follow. Read-only numpy columns.
+
+    An *entry* is one reference column of one series: a unique list of handles (the items it
+    added), a single handle, or element ``k`` of an array of handles. Per entry, in series then
+    element order: ``series`` (row of :meth:`~pvdkit.recording.Recording.series_table`),
+    ``object`` (its object index), ``path`` (path id), ``column`` (``k``; -1 for a single handle
+    or a list), ``is_list``.
+
+    A *reference*: each object an entry pointed at, once, in order of first reference; per
+    reference ``entry``, ``target`` (object index), ``rank`` (0, 1 … within its entry) and
+    ``sample`` (the sample of the series that first pointed at it). Sorted by entry, then rank.
+    Handles are resolved to the lifetime alive at each sample's frame (:class:`HandleResolver`);
+    null handles and handles of no recorded object are no references; an object referring to
+    itself is one.
+    """
+
+    series: np.ndarray
+    object: np.ndarray
+    path: np.ndarray
+    column: np.ndarray
+    is_list: np.ndarray
+    entry: np.ndarray
+    target: np.ndarray
+    rank: np.ndarray
+    sample: np.ndarray
+
+
+_REFERENCES: weakref.WeakKeyDictionary[Recording, tuple[tuple[int, ...], HandleReferences]] = \
+    weakref.WeakKeyDictionary()
+
+
+def reference_series(rec: Recording) -> np.ndarray:
+    """Ids of the series that hold object-handle references, in series order: per object and
+    OBJECT_HANDLE attribute path (a value or a unique list), the series
+    :meth:`~pvdkit.recording.Recording.series` reads — the list family for a unique list, else
+    the set family (for a path through unregistered attributes, whichever exists)."""
     attrs = rec.attributes
     paths = rec.data.paths
-    ref_paths = {}
+    n_paths = max(len(paths), 1)
+    is_ref = np.zeros(n_paths, bool)
+    fam = np.full(n_paths, FAMILY_SET, np.int64)
+    partial = np.zeros(n_paths, bool)
     for pid, p in enumerate(paths):
         last = attrs.get(p[-1])
         if (last is not None and last.data_type == DataType.OBJECT_HANDLE
                 and last.kind in ("value", "unique_list")):
-            ref_paths[pid] = p
-    out: list[list[tuple[str, int, str, int, bool]]] = [[] for _ in rec.objects]
-    if not ref_paths:
-        return out
+            is_ref[pid] = True
+            if not all(h in attrs for h in p):
+                partial[pid] = True
+            elif last.kind == "unique_list":
+                fam[pid] = FAMILY_LIST
     st = rec.series_table()
-    # First gather every reference column, then resolve all handles in one vectorised call.
-    entries: list[tuple[int, str, int, bool]] = []  # object, attribute, column, is list
-    values: list[np.ndarray] = []
-    frames: list[np.ndarray] = []
-    cand = np.flatnonzero(np.isin(st.path, np.fromiter(ref_paths, np.int64)))
-    c_obj, c_path = st.object[cand].astype(np.int64), st.path[cand].astype(np.int64)
-    # The series rec.series(object, path) reads: the list family for a unique-list attribute,
-    # else the set family (or, for a path through unregistered attributes, whichever exists).
-    is_list = {pid: all(h in attrs for h in p) and attrs[p[-1]].kind == "unique_list"
-               for pid, p in ref_paths.items()}
-    c_fam = np.array([FAMILY_LIST if is_list[p] else FAMILY_SET for p in c_path.tolist()], np.int64)
-    target = rec.series_ids(c_obj, c_path, c_fam)
-    partial_path = {pid: not all(h in attrs for h in p) for pid, p in ref_paths.items()}
-    partial = np.array([partial_path[p] for p in c_path.tolist()], bool)
-    retry = partial & (target < 0)
+    if not is_ref.any() or not len(st):
+        return np.zeros(0, np.int64)
+    c_path = st.path.astype(np.int64)
+    cand = np.flatnonzero(is_ref[c_path])
+    c_obj, c_path = st.object[cand].astype(np.int64), c_path[cand]
+    target = rec.series_ids(c_obj, c_path, fam[c_path])
+    retry = partial[c_path] & (target < 0)
     if retry.any():
         target[retry] = rec.series_ids(c_obj[retry], c_path[retry], np.full(int(retry.sum()), FAMILY_LIST))
-    held = _held_handles(rec, target)
-    names = {pid: rec.path_name(pid) for pid in ref_paths}
-    for o, pid, sid in zip(c_obj.tolist(), c_path.tolist(), target.tolist(), strict=True):
-        if sid < 0:
+    target = target[target >= 0]
+    _, first = np.unique(target, return_index=True)
+    return target[np.sort(first)]
+
+
+def handle_references(rec: Recording, resolver: HandleResolver | None = None, *,
+                      series: np.ndarray | None = None) -> HandleReferences:
+    """The object-handle references of ``rec`` (:class:`HandleReferences`): of every series of
+    :func:`reference_series` (kept per recording until it gains objects, series, samples or
+    registrations), or of the series ids ``series`` only.
+
+    Why one reader: only the object-handle series are read, in one
+    :meth:`~pvdkit.recording.Recording.sample_blocks_of` (an HDF5 fleet of 28,000 objects
+    reads ~30,000 short series, not its 130,000), and every handle is resolved in one
+    vectorised call; series stored otherwise are read through the query model."""
+    if series is not None:
+        sids = np.asarray(series, np.int64).reshape(-1)
+        return _read_references(rec, sids, resolver or HandleResolver(rec))
+    st = rec.series_table()
+    size = (len(rec.objects), len(st), int(st.count.sum()), len(rec.data.registrations))
+    got = _REFERENCES.get(rec)
+    if got is None or got[0] != size:
+        got = _REFERENCES[rec] = (size, _read_references(rec, reference_series(rec),
+                                                         resolver or HandleResolver(rec)))
+    return got[1]
+
+
+def _read_references(rec: Recording, sids: np.ndarray, resolver: HandleResolver) -> HandleReferences:
+    st = rec.series_table()
+    blocks = rec.sample_blocks_of(sids)
+    # Entries as (k, column, is list), k = position in sids; values as (k, column, sample,
+    # handle, frame): whole blocks of 8-byte handles at once, other series one by one.
+    e_k, e_col, e_list = [], [], []
+    v_k, v_col, v_smp, v_h, v_f = [], [], [], [], []
+    slow = [np.flatnonzero(blocks.block < 0)]
+    for b in range(len(blocks.raw)):
+        ks = np.flatnonzero(blocks.block == b)
+        if not len(ks):
             continue
-        name = names[pid]
-        got = held.get(sid)
-        if got is not None:
-            vals, fr, added = got
-            if added is not None:
-                entries.append((o, name, -1, True))
-                values.append(vals[added, 0])
-                frames.append(fr[added])
-                continue
-            w = vals.shape[1]
-            for j in range(w):
-                entries.append((o, name, j if w > 1 else -1, False))
-                values.append(vals[:, j])
-                frames.append(fr)
+        raw, ops = blocks.raw[b], blocks.ops[b]
+        width = raw.shape[1]
+        if width % 8 or (ops is not None and width != 8):
+            slow.append(ks)
             continue
-        _series_columns(rec.series_by_id(sid), o, entries, values, frames)
-    if not entries:
-        return out
-    targets = resolver.resolve(np.concatenate(values), np.concatenate(frames).astype(np.int64))
-    # Distinct targets of each entry in order of first appearance, all entries at once.
-    lens = np.fromiter((len(v) for v in values), np.int64, len(values))
-    entry = np.repeat(np.arange(len(entries)), lens)
-    pos = np.arange(len(targets))
+        rows = blocks.rows(ks)
+        cnt = blocks.count[ks]
+        owner = np.repeat(ks, cnt)
+        smp = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        vals = raw[rows].view("<u8")
+        fr = blocks.frames[b][rows]
+        if ops is not None:
+            added = ops[rows] == Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE
+            e_k.append(ks)
+            e_col.append(np.full(len(ks), -1, np.int64))
+            e_list.append(np.ones(len(ks), bool))
+            v_k.append(owner[added])
+            v_col.append(np.full(int(added.sum()), -1, np.int64))
+            v_smp.append(smp[added])
+            v_h.append(vals[added, 0])
+            v_f.append(fr[added])
+            continue
+        w = width // 8
+        e_k.append(np.repeat(ks, w))
+        e_col.append(np.tile(np.arange(w, dtype=np.int64), len(ks)) if w > 1 else np.full(len(ks) * w, -1))
+        e_list.append(np.zeros(len(ks) * w, bool))
+        for j in range(w):
+            v_k.append(owner)
+            v_col.append(np.full(len(rows), j if w > 1 else -1, np.int64))
+            v_smp.append(smp)
+            v_h.append(vals[:, j])
+            v_f.append(fr)
+    for k in np.concatenate(slow).tolist():
+        for col, is_list, vals, fr, smp in _series_columns(rec.series_by_id(int(sids[k]))):
+            e_k.append(np.array([k], np.int64))
+            e_col.append(np.array([col], np.int64))
+            e_list.append(np.array([is_list]))
+            v_k.append(np.full(len(vals), k, np.int64))
+            v_col.append(np.full(len(vals), col, np.int64))
+            v_smp.append(np.asarray(smp, np.int64))
+            v_h.append(np.asarray(vals, np.uint64))
+            v_f.append(np.asarray(fr))
+
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+    ek, ecol, elist = cat(e_k, np.int64), cat(e_col, np.int64), cat(e_list, bool)
+    # Entries in series order, then element order.
+    eorder = np.lexsort((ecol, ek))
+    ek, ecol, elist = ek[eorder], ecol[eorder], elist[eorder]
+    ekey = ek * (int(ecol.max(initial=-1)) + 2) + ecol + 1
+    vk, vcol, vsmp = cat(v_k, np.int64), cat(v_col, np.int64), cat(v_smp, np.int64)
+    vh, vf = cat(v_h, np.uint64), cat(v_f, np.int64)
+    entry = np.searchsorted(ekey, vk * (int(ecol.max(initial=-1)) + 2) + vcol + 1)
+    # Resolve every handle at its frame, then keep each entry's distinct targets in order of
+    # first appearance.
+    targets = resolver.resolve(vh, vf) if len(vh) else np.zeros(0, np.int64)
     ok = targets >= 0
-    entry, tgt, pos = entry[ok], targets[ok], pos[ok]
-    by = np.lexsort((pos, tgt, entry))
+    entry, tgt, smp = entry[ok], targets[ok], vsmp[ok]
+    by = np.lexsort((smp, tgt, entry))
     first = np.ones(len(by), bool)
     first[1:] = (entry[by][1:] != entry[by][:-1]) | (tgt[by][1:] != tgt[by][:-1])
     keep = by[first]
-    keep = keep[np.lexsort((pos[keep], entry[keep]))]
-    e_of, child_of = entry[keep], tgt[keep]
-    rank = np.arange(len(keep)) - np.searchsorted(e_of, e_of)  # m: order within its entry
-    for e, child, m in zip(e_of.tolist(), child_of.tolist(), rank.tolist(), strict=True):
-        o, name, col, is_list = entries[e]
+    keep = keep[np.lexsort((smp[keep], entry[keep]))]
+    e_of = entry[keep]
+    rank = np.arange(len(keep)) - np.searchsorted(e_of, e_of)
+    sid = sids[ek]
+    out = HandleReferences(sid, st.object[sid].astype(np.int64), st.path[sid].astype(np.int64), ecol, elist,
+                           e_of.astype(np.int64), tgt[keep].astype(np.int64), rank.astype(np.int64),
+                           smp[keep].astype(np.int64))
+    for a in vars(out).values():
+        a.setflags(write=False)
+    return out
+
+
+def _edges(rec: Recording, resolver: HandleResolver) -> list[list[tuple[str, int, str, int, bool]]]:
+    """Per object: ``(attribute, rank, label, child, primary)`` for every reference it holds
+    (:func:`handle_references`); ``primary`` = a unique-list member or the first target of a
+    reference attribute."""
+    refs = handle_references(rec, resolver)
+    out: list[list[tuple[str, int, str, int, bool]]] = [[] for _ in rec.objects]
+    names = {pid: rec.path_name(pid) for pid in np.unique(refs.path).tolist()}
+    e = refs.entry
+    for o, pid, col, is_list, child, m in zip(refs.object[e].tolist(), refs.path[e].tolist(),
+                                              refs.column[e].tolist(), refs.is_list[e].tolist(),
+                                              refs.target.tolist(), refs.rank.tolist(), strict=True):
+        name = names[pid]
         if is_list:
             out[o].append((name, m, f"{name}[{m}]", child, True))
             continue
@@ -208,57 +340,31 @@ def _edges(rec: Recording, resolver: HandleResolver) -> list[list[tuple[str, int
     return out
 
 
-def _held_handles(rec: Recording, sids: np.ndarray
-                  ) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-    """(handles ``(n, width)`` uint64, frames, added mask of a list or None) of the series
-    ``sids`` held in the recording's sample blocks with whole 8-byte handles, read in one gather
-    per block (the rest: :func:`_series_columns`)."""
-    blocks = rec.sample_blocks()
-    out: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
-    sids = np.unique(sids[sids >= 0])
-    blk = blocks.block[sids]
-    for b in np.unique(blk[blk >= 0]).tolist():
-        raw, ops = blocks.raw[b], blocks.ops[b]
-        if raw.shape[1] % 8 or (ops is not None and raw.shape[1] != 8):
-            continue
-        these = sids[blk == b]
-        rows = blocks.rows(these)
-        vals = raw.view(np.uint64)[rows]
-        fr = blocks.frames[b][rows]
-        added = ops[rows] == Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE if ops is not None else None
-        ends = np.cumsum(blocks.count[these])
-        for sid, e, n in zip(these.tolist(), ends.tolist(), blocks.count[these].tolist(), strict=True):
-            out[sid] = (vals[e - n:e], fr[e - n:e], added[e - n:e] if added is not None else None)
-    return out
-
-
-def _series_columns(s: Series | ListSeries, o: int, entries: list[tuple[int, str, int, bool]],
-                    values: list[np.ndarray], frames: list[np.ndarray]) -> None:
-    """The reference columns of one series read through the query model (any storage)."""
+def _series_columns(s: Series | ListSeries) -> list[tuple[int, bool, np.ndarray, np.ndarray, np.ndarray]]:
+    """The reference columns of one series read through the query model (any storage):
+    ``(column, is list, handles, frames, sample indices)`` each."""
     if len(s) == 0:
-        return
+        return []
     if isinstance(s, ListSeries):
         items = s.items
         if isinstance(items, np.ndarray) and items.dtype == np.uint64 and items.ndim == 1:
-            entries.append((o, s.name, -1, True))
-            values.append(items[s.added])
-            frames.append(s.frames[s.added])
-        return
+            return [(-1, True, items[s.added], s.frames[s.added], np.flatnonzero(s.added))]
+        return []
     raw = s.raw
     if isinstance(raw, list):
         width = max((len(r) for r in raw), default=0)
-        cols = [[i for i, r in enumerate(raw) if len(r) > j] for j in range(width)]
-        columns = [(np.array([raw[i][j] for i in c]), s.frames[c]) for j, c in enumerate(cols)]
+        cols = [np.array([i for i, r in enumerate(raw) if len(r) > j], np.int64) for j in range(width)]
+        columns = [(np.array([raw[i][j] for i in c.tolist()]), s.frames[c], c) for j, c in enumerate(cols)]
     elif raw.ndim == 1:
-        columns = [(raw, s.frames)]
+        columns = [(raw, s.frames, np.arange(len(raw)))]
     else:
-        columns = [(raw[:, j], s.frames) for j in range(raw.shape[1])]
-    for j, (vals, fr) in enumerate(columns):
+        columns = [(raw[:, j], s.frames, np.arange(len(raw))) for j in range(raw.shape[1])]
+    out = []
+    for j, (vals, fr, smp) in enumerate(columns):
         if vals.dtype != np.uint64:
             break
-        entries.append((o, s.name, j if len(columns) > 1 else -1, False))
-        values.append(vals)
-        frames.append(fr)
+        out.append((j if len(columns) > 1 else -1, False, vals, fr, smp))
+    return out
 
 
 def object_identities(rec: Recording, resolver: HandleResolver | None = None) -> list[ObjectIdentity]:

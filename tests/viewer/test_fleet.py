@@ -14,7 +14,6 @@ from PySide6.QtWidgets import QApplication
 from pvdkit.names import names_of
 from viewer.model.session import RecordingSession, object_tree
 from viewer.model.topdown import TopDownModel
-from viewer.model.vehicles import objects_of
 from viewer.widgets import theme
 from viewer.widgets.main_window import MainWindow
 
@@ -60,7 +59,9 @@ def test_fleet_vehicles_found_named_and_in_the_tree(fleet):
         info, k = names.owner(o)
         assert (v.info if v else None, w.index if w else None) == (info, k)
         assert (w is None or w.vehicle is v) and (v is None or o in v.objects())
-    assert objects_of(fleet.recording, "Vehicle") == fleet.recording.objects_of_class("Vehicle")
+    rec = fleet.recording
+    scan = [o for o in rec.objects if o.cls is not None and o.cls.is_a("Vehicle")]
+    assert rec.objects_of_class("Vehicle") == scan and len(scan) == N
 
 
 def test_fleet_topdown_model_every_vehicle_at_its_position(fleet):

@@ -29,7 +29,7 @@ from viewer.model.geometry import (
     normalized_quats,
     quat_rotate,
 )
-from viewer.model.vehicles import Vehicle, first_value, objects_of
+from viewer.model.vehicles import Vehicle, first_value
 
 if TYPE_CHECKING:
     from viewer.model.session import RecordingSession
@@ -189,7 +189,7 @@ def detect_ground(session: RecordingSession, setting: str = "auto") -> GroundPla
 
 
 def _objects(rec: Recording, cname: str) -> list[Object]:
-    return objects_of(rec, cname) if cname in rec.classes else []
+    return rec.objects_of_class(cname) if cname in rec.classes else []
 
 
 # ---------------------------------------------------------------------------------------------

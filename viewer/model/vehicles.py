@@ -12,7 +12,6 @@ by-class look-ups of a vehicle's or wheel's objects (``part("TireForce")``), so 
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -108,35 +107,6 @@ class Vehicle(pvd_names.Vehicle):
 
 
 # ---------------------------------------------------------------------------------------------
-# Objects by class
-# ---------------------------------------------------------------------------------------------
-
-_BY_CLASS: weakref.WeakKeyDictionary[Recording, dict[str, list[Object]]] = weakref.WeakKeyDictionary()
-
-
-def objects_of(rec: Recording, class_name: str, *, derived: bool = True) -> list[Object]:
-    """Objects of a class (``derived``: or of a class derived from it), in creation order.
-
-    ``Recording.objects_of_class`` tests every object's class chain on every call (0.13 s on a
-    28,000-object fleet recording); the viewer asks per vehicle, so objects are grouped by class
-    once per recording and only the few classes are tested."""
-    table = _BY_CLASS.get(rec)
-    if table is None:
-        table = {}
-        for o in rec.objects:
-            if o.cls is not None:
-                table.setdefault(o.cls.name, []).append(o)
-        _BY_CLASS[rec] = table
-    if not derived:
-        return list(table.get(class_name, ()))
-    groups = [objs for name, objs in table.items()
-              if name == class_name or (objs[0].cls is not None and objs[0].cls.is_a(class_name))]
-    if len(groups) == 1:
-        return list(groups[0])
-    return sorted((o for g in groups for o in g), key=lambda o: o.index)
-
-
-# ---------------------------------------------------------------------------------------------
 # Discovery
 # ---------------------------------------------------------------------------------------------
 
@@ -210,7 +180,7 @@ def recorded_axes(rec: Recording) -> BodyAxes | None:
     ``lngAxis``/``latAxis``/``vrtAxis``); None when it describes none."""
     for cname in ("SimulationContext", "VehicleSimulationContext"):
         if cname in rec.classes:
-            for ctx in objects_of(rec, cname):
+            for ctx in rec.objects_of_class(cname):
                 axes = [axis_from_name(first_value(rec, ctx, a)) for a in ("lngAxis", "latAxis", "vrtAxis")]
                 if all(a is not None for a in axes):
                     return BodyAxes(axes[0], axes[1], axes[2], f"{cname} lngAxis/latAxis/vrtAxis")
