@@ -71,6 +71,9 @@ class Growth:
     series_before: int = 0
     series: int = 0
     ended: bool = False
+    #: The recording was read again as a whole (an .h5 reopened at a commit): everything may
+    #: have changed.
+    reopened: bool = False
 
     @property
     def new_frames(self) -> int:
@@ -80,7 +83,7 @@ class Growth:
     def structure_changed(self) -> bool:
         """Objects, or attributes written for the first time (names, links between objects,
         which define vehicles and wheels), arrived."""
-        return self.objects != self.objects_before or self.series != self.series_before
+        return self.reopened or self.objects != self.objects_before or self.series != self.series_before
 
 
 class LiveFeed(ABC):

@@ -192,7 +192,7 @@ class Workspace:
         if follow:
             self.timeline.set_follow(True)
         self.grown.emit(Growth(old.n_frames, session.n_frames, len(old.recording.objects),
-                               len(session.recording.objects), 0, 1))
+                               len(session.recording.objects), reopened=True))
 
     @property
     def comparison(self) -> Comparison | None:
