@@ -403,27 +403,41 @@ def _check_global_heaps(f: h5py.File, data: bytes | _FileBytes, name: str) -> No
 
 
 def _committed_rows(f: h5py.File, name: str | None = None) -> dict[str, int] | None:
-    """Rows of each table as of the writer's last commit, for a recording whose writer did not
-    finish (rows past it may be half written); None when every row counts."""
+    """Rows of each table as of the writer's last whole commit, for a recording whose writer did
+    not finish (rows past it may be half written); None when every row counts.
+
+    Why not simply the last row of ``/log/commits``: a writer stopped by a full disk can leave
+    that row's extent recorded but its bytes unwritten (zeros) or torn. Table lengths only grow,
+    so a commit is trusted only if it stays within every table and does not go back from the
+    commit before it; the last such commit bounds what is read.
+    """
     src = _Source(f, name or f.filename, limit=None)
     complete = src.attr(f, "complete")
     if complete is None or _truth(complete) or src.get("log/commits") is None:
         return None
     commits = src.dataset("log/commits")
-    n = commits.shape[0]
-    if n == 0:
+    if commits.shape[0] == 0:
         return None
     fields = [t.replace("/", "_") for t in _COMMITTED_TABLES]
     if commits.dtype.names is None or any(k not in commits.dtype.names for k in fields):
         raise src.error(commits.name, f"is {commits.dtype}, expected the fields {', '.join(fields)}")
-    last = src.read(commits, n - 1, n)[0]
-    out = {}
-    for table, k in zip(_COMMITTED_TABLES, fields, strict=True):
-        v = int(last[k])
-        if v < 0:
-            raise src.error(commits.name, f"the last commit gives {table} {v} rows")
-        out[table] = v
-    return out
+    rows = src.read(commits)
+    table = np.stack([rows[k].astype(np.int64) for k in fields], axis=1)
+    lengths = np.array([_length_or_none(src.get(t)) for t in _COMMITTED_TABLES], dtype=np.int64)
+    fits = (table >= 0).all(axis=1) & (table <= lengths).all(axis=1)
+    trusted = np.zeros(len(fields), np.int64)
+    for i in np.flatnonzero(fits):
+        if (table[i] >= trusted).all():
+            trusted = table[i]
+    return dict(zip(_COMMITTED_TABLES, (int(v) for v in trusted), strict=True))
+
+
+def _length_or_none(ds: object) -> int:
+    """Rows a committed table holds (a huge bound for one that is missing or not a table: the
+    readers of the tables report that themselves)."""
+    if isinstance(ds, h5py.Dataset) and ds.ndim >= 1:
+        return int(ds.shape[0])
+    return np.iinfo(np.int64).max
 
 
 def _truth(value: object) -> bool:

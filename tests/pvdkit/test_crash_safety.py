@@ -277,3 +277,35 @@ def test_commits_bound_what_a_reader_trusts(tmp_path):
     assert killed.counts()["set_attribute"] == n_sets
     full = Recording.open(live)
     assert len(full.frames) > n_frames
+
+
+@pytest.mark.parametrize("last_row", ["zeros", "torn", "past_the_tables"])
+def test_a_half_written_last_commit_falls_back_to_the_one_before(tmp_path, last_row):
+    """A disk that fills during a commit can leave ``/log/commits`` one row longer with that
+    row's bytes never written (zeros), torn, or pointing past the tables: the reader keeps to
+    the commit before it instead of trusting none of the recording (seen on CI: 0 frames)."""
+    from pvdkit.h5 import H5Stream
+
+    data = (Path(__file__).parent.parent / "data" / "vehicles_short.ovd").read_bytes()
+    live = tmp_path / "live.h5"
+    s = H5Stream(live, flush_interval=1e9)
+    s.write(data[:400_000])
+    s.flush()
+    f = s._writer.file  # the writer's own handle: the file is SWMR-locked to anyone else
+    commits = f["log/commits"]
+    good = commits[-1]
+    bad = np.zeros(1, commits.dtype)
+    if last_row == "torn":
+        bad[0] = good
+        bad[0]["frames"] = 0
+    elif last_row == "past_the_tables":
+        bad[0] = good
+        bad[0]["log_kind"] = f["log/kind"].shape[0] + 1
+    commits.resize((commits.shape[0] + 1,))
+    commits[-1] = bad[0]
+    f.flush()
+    shutil.copy(live, tmp_path / "killed.h5")
+    s.close()
+    killed = Recording.open(tmp_path / "killed.h5")
+    assert len(killed.frames) == int(good["frames"]) > 0
+    assert killed.counts()["set_attribute"] > 0
