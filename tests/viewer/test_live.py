@@ -287,26 +287,67 @@ def test_an_h5_being_written_is_watched_until_its_writer_closes_it(tmp_path, str
     h5.frame_end()
     # (A reader in the writer's own process must let go of the file before the writer goes on:
     # one HDF5 library holds one file open once. Across processes, SWMR lets both.)
+    watch = H5FileWatch(str(path))
+    stamp = watch.stamp()
     rec = _open(path)
     rec.close()
     assert being_written(str(path), rec)
-    watch = H5FileWatch(str(path))
-    watch.seen(rec)
+    watch.seen(rec, stamp)
     assert not watch.done and not watch.changed()
     time.sleep(0.01)
     h5.write(stream[int(whole.end[stops[3]]): int(whole.end[stops[9]])])
     h5.frame_end()
     assert watch.changed()
+    stamp = watch.stamp()
     rec2 = _open(path)
     rec2.close()
     assert len(rec2.frames) > len(rec.frames)
-    watch.seen(rec2)
+    watch.seen(rec2, stamp)
     h5.write(stream[int(whole.end[stops[9]]):])
     h5.close()
+    stamp = watch.stamp()
     rec3 = _open(path)
-    watch.seen(rec3)
+    watch.seen(rec3, stamp)
     assert watch.done and not watch.changed()
     assert not being_written(str(path), rec3)
+
+
+def test_a_write_landing_while_the_h5_is_read_is_not_missed(tmp_path, stream, whole, monkeypatch):
+    """The writer closes the file between the watch's stamp and the read that follows: the
+    stamp (taken first) differs from the file, so the watch reads it again and sees it done.
+    A change stat cannot see (same size, same timestamp tick) gets one more look after a
+    quiet spell, and only one."""
+    from pvdkit.h5.stream import H5Stream
+    from viewer.model import live
+
+    monkeypatch.setattr(live, "QUIET_SECONDS", 0.05)
+    path = tmp_path / "growing.h5"
+    stops = np.flatnonzero(whole.kind == Command.STOP_FRAME)
+    h5 = H5Stream(str(path), flush_interval=0.0, compact=False)
+    h5.write(stream[: int(whole.end[stops[3]])])
+    h5.frame_end()
+    watch = H5FileWatch(str(path))
+    before = watch.stamp()
+    rec = _open(path)
+    rec.close()
+    time.sleep(0.01)
+    h5.write(stream[int(whole.end[stops[3]]):])
+    h5.close()  # lands after the stamp, before the window hears of the read
+    watch.seen(rec, before)
+    assert not watch.done and watch.changed()
+    now = watch.stamp()
+    done = _open(path)
+    watch.seen(done, now)
+    assert watch.done and not watch.changed()
+
+    quiet = H5FileWatch(str(path))
+    quiet.seen(rec, quiet.stamp())  # as if the close had left stat unchanged
+    assert not quiet.changed()
+    time.sleep(0.06)
+    assert quiet.changed()  # the one more look
+    quiet.seen(rec, quiet.stamp())  # still unfinished, unchanged: no endless re-reading
+    time.sleep(0.06)
+    assert not quiet.changed()
 
 
 # --------------------------------------------------------------------------------------------

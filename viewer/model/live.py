@@ -48,6 +48,8 @@ COALESCE_BYTES = 4 << 20
 READ_BYTES = 1 << 20
 #: A file modified this recently (s) is taken to be still written (``pvdkit view FILE``).
 FRESH_SECONDS = 10.0
+#: How long an ``.h5`` being followed stays unchanged before it is read once more (s).
+QUIET_SECONDS = 2.0
 #: Why an ``.h5`` is incomplete while its writer still has it open (pvdkit.h5's wording).
 WRITER_OPEN = "its writer stopped without closing it (killed or crashed)"
 
@@ -395,28 +397,50 @@ class H5FileWatch:
 
     Polled from a GUI timer (a ``stat`` call). ``done`` once the recording read last says its
     writer closed it (complete, or interrupted with a reason).
+
+    The file's size and modification time are taken *before* it is read (``stamp``), so a write
+    that lands while it is read still counts as new. A write that leaves both unchanged (the
+    same size, within the file system's timestamp tick) is caught by one more look once the
+    file has been quiet for :data:`QUIET_SECONDS`.
     """
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.done = False
         self._stamp: tuple[int, int] | None = None
+        self._seen_at = 0.0
+        self._looked_again = False
 
-    def _now(self) -> tuple[int, int] | None:
+    def stamp(self) -> tuple[int, int] | None:
+        """The file's (size, mtime in ns) now; None if it cannot be read."""
         try:
             st = os.stat(self.path)
         except OSError:
             return None
         return st.st_size, st.st_mtime_ns
 
-    def seen(self, recording: Recording) -> None:
-        """The file was (re)opened as ``recording``: remember its state."""
-        self._stamp = self._now()
+    def seen(self, recording: Recording, stamp: tuple[int, int] | None) -> None:
+        """The file was (re)opened as ``recording``; ``stamp`` is :meth:`stamp` from before."""
+        if stamp != self._stamp:
+            self._looked_again = False
+        self._stamp = stamp
+        self._seen_at = time.monotonic()
         self.done = recording.incomplete != WRITER_OPEN
 
     def changed(self) -> bool:
-        """True when the file changed since it was last opened (and is still followed)."""
-        return not self.done and self._now() not in (None, self._stamp)
+        """True when the file should be opened again (it changed, or it is time for the one
+        more look) while it is still followed."""
+        if self.done:
+            return False
+        now = self.stamp()
+        if now is None:
+            return False
+        if now != self._stamp:
+            return True
+        if not self._looked_again and time.monotonic() - self._seen_at > QUIET_SECONDS:
+            self._looked_again = True
+            return True
+        return False
 
 
 def being_written(path: str, recording: Recording | None = None, *, recently: bool = True,

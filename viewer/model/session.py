@@ -50,6 +50,8 @@ class RecordingSession:
         # resolve (28,000 objects in a fleet: a GC-heavy loop); build it here, off the GUI thread.
         recording.resolve(0)
         self.open_seconds = 0.0
+        #: (size, mtime in ns) of the file as it was when reading began (None: not from a file).
+        self.file_stamp: tuple[int, int] | None = None
         progress(1.0, "ready")
 
     @classmethod
@@ -60,11 +62,12 @@ class RecordingSession:
         report = progress or _no_progress
         name = require_input(path)
         t0 = time.perf_counter()
-        size = os.path.getsize(name)
-        report(None, f"indexing {os.path.basename(name)} ({size / 1e6:.1f} MB)")
+        st = os.stat(name)  # before reading: a file still being written may change meanwhile
+        report(None, f"indexing {os.path.basename(name)} ({st.st_size / 1e6:.1f} MB)")
         rec = Recording.open(name)
         session = cls(rec, name, up_axis=up_axis, progress=report)
         session.open_seconds = time.perf_counter() - t0
+        session.file_stamp = (st.st_size, st.st_mtime_ns)
         return session
 
     def refresh(self, structure_changed: bool = True) -> None:

@@ -357,7 +357,7 @@ class MainWindow(QMainWindow):
                              f"{session.open_seconds:.2f} s)")
         elif self._h5_watch is not None and self._h5_watch.path == path and ws.session is not None:
             ws.replace_session(session)  # a newer state of the .h5 being written
-            self._h5_watch.seen(session.recording)
+            self._h5_watch.seen(session.recording, session.file_stamp)
             if self._h5_watch.done:
                 self._stop_h5_watch()
         else:
@@ -520,7 +520,7 @@ class MainWindow(QMainWindow):
 
     def _start_h5_watch(self, path: str, session: RecordingSession) -> None:
         self._h5_watch = H5FileWatch(path)
-        self._h5_watch.seen(session.recording)
+        self._h5_watch.seen(session.recording, session.file_stamp)
         self._h5_timer.start()
         self.timeline.follow_button.show()
         self.workspace.timeline.set_follow(True)
