@@ -210,11 +210,11 @@ def test_disk_filled_by_someone_else_mid_write(tiny_disk, start_recording):
     """The disk fills while HDF5 is writing (another process took the space): one line, exit 2,
     no crash of HDF5 at exit, and the recording up to its last commit."""
     out = tiny_disk / "race.h5"
-    run = start_recording(out, duration=30000.0)
-    run.wait_for_steps(2000)
-    time.sleep(1.5)  # a commit or two in
-    filled_at = time.monotonic()
-    with open(tiny_disk / "filler", "wb") as filler:
+    with open(tiny_disk / "filler", "wb", buffering=0) as filler:  # created while there is room
+        run = start_recording(out, duration=30000.0)
+        run.wait_for_steps(2000)
+        time.sleep(1.5)  # a commit or two in
+        filled_at = time.monotonic()
         try:
             while True:
                 filler.write(b"\0" * 65536)
