@@ -9,7 +9,10 @@ The command layout is not spelled here: the fused pass inlines the readers of
 :mod:`pvdkit.ovd.kernels` (``command_end``, ``command_fields``, ``store_row``) and names
 commands and offsets by the constants of :mod:`pvdkit.ovd.layout`. numba's cache does not
 follow those inlined helpers into their file: after changing them, delete this module's cache
-(``find pvdkit -name '*.nb[ic]' -delete``).
+(``rm -r ~/.cache/pvdkit/numba``, see :mod:`pvdkit.jit`).
+
+Every kernel releases the GIL (``nogil``): the live viewer tokenizes and indexes on its
+receive thread while the GUI thread draws.
 
 A hash map is three arrays (keys u64, values i64, used u8) of a power-of-two capacity with
 linear probing; it is grown (:func:`grow`) before it gets more than half full.
@@ -61,7 +64,7 @@ def _id_of(keys, vals, used, key, next_id):
     return next_id, True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def grow(keys, vals, used):
     cap = keys.shape[0] * 2
     nk = np.zeros(cap, np.uint64)
@@ -73,7 +76,7 @@ def grow(keys, vals, used):
     return nk, nv, nu
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _path_hash(b, q, d):
     """Hash of the ``d`` u32 handles of an attribute path stored at ``q``."""
     h = np.uint64(d)
@@ -83,7 +86,7 @@ def _path_hash(b, q, d):
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _deep_find(b, q, d, dk, dv, du, dh, ds):
     """Id of the multi-handle path of ``d`` handles at ``q`` (see :func:`deep_add`), -1 if unknown.
 
@@ -109,7 +112,7 @@ def _deep_find(b, q, d, dk, dv, du, dh, ds):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def deep_add(dk, dv, du, h, pid):
     """Insert hash ``h`` → path id ``pid`` (the map must have a free slot)."""
     mask = dk.shape[0] - 1
@@ -119,7 +122,7 @@ def deep_add(dk, dv, du, h, pid):
     _put(dk, dv, du, i, h, pid)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def deep_hash_at(b, q, d):
     return _path_hash(b, q, d)
 
@@ -143,7 +146,7 @@ def deep_hash_at(b, q, d):
 DONE, GROW_LIFE, GROW_PATH, GROW_SERIES, GROW_SCTX, NEW_DEEP = range(6)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def index_rows(from_bytes, b, base_len, pos, fr, start, n, cols, cnt, life, paths, series, s_ctx, s_cnt,
                deep, out):
     """Assign lifetimes, path ids and series ids to rows ``start``..``n-1``, in stream order.
@@ -276,7 +279,7 @@ def index_rows(from_bytes, b, base_len, pos, fr, start, n, cols, cnt, life, path
     return resume, pos, fr, stop
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def group_rows(keys, rows, n_groups):
     """Counting sort: ``rows`` grouped by ``keys`` (0..n_groups-1), order within a group kept.
 
@@ -296,7 +299,7 @@ def group_rows(keys, rows, n_groups):
     return grouped, starts
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_fixed(buf, offsets, size):
     out = np.empty((offsets.shape[0], size), np.uint8)
     for i in range(offsets.shape[0]):
@@ -306,7 +309,7 @@ def gather_fixed(buf, offsets, size):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_ragged(buf, offsets, sizes):
     n = offsets.shape[0]
     starts = np.zeros(n + 1, np.int64)
@@ -326,7 +329,7 @@ def gather_ragged(buf, offsets, sizes):
 # ============================================================================================
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_all(buf, attr_rows, attr_series, n_series, kind, offset, depth, data_size, frame):
     """The samples of every series at once, grouped by series (stream order within a series).
 
@@ -380,7 +383,7 @@ def gather_all(buf, attr_rows, attr_series, n_series, kind, offset, depth, data_
 # ============================================================================================
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_rows(prev, last, n):
     """The ``n`` sample rows of a series whose rows are linked backwards (``prev[r]`` is the
     series' sample before row ``r``), ending at row ``last``: in stream order."""

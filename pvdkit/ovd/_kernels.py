@@ -15,6 +15,9 @@ with. Kept in one file, a change here recompiles the tokenizer. The index builde
 (another file) must have their cache cleared (``rm -r ~/.cache/pvdkit/numba``, see
 :mod:`pvdkit.jit`) after a change of the helpers here.
 
+Every kernel releases the GIL (``nogil``): the live viewer tokenizes and indexes on its
+receive thread while the GUI thread draws.
+
 Index columns travel as one tuple ``cols`` in :data:`pvdkit.ovd.tokenizer.empty_columns`
 order: kind, offset, frame, context, object, attribute, depth, data_size, data_type.
 """
@@ -209,7 +212,7 @@ def store_row(cols, r, c, pos, fr, ctx, ob, at, dp, nb, dt):
     data_type[r] = dt
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scan(b, pos, has_base, start_frame, row0, max_rows, fill, cols, ck_pos, ck_frame, ck_every):
     """Walk at most ``max_rows`` commands from ``pos``, numbering rows from ``row0``.
 
@@ -241,7 +244,7 @@ def scan(b, pos, has_base, start_frame, row0, max_rows, fill, cols, ck_pos, ck_f
     return n, pos, status
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def fill_parallel(b, has_base, n, ck_pos, ck_frame, ck_every, cols):
     """Fill rows 0..n-1 chunk by chunk, each chunk from its checkpoint, on all cores."""
     chunks = (n + ck_every - 1) // ck_every
@@ -251,7 +254,7 @@ def fill_parallel(b, has_base, n, ck_pos, ck_frame, ck_every, cols):
              ck_frame, ck_every)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def emit_commands(out, cmd_off, kinds, is_attr, rec_src, rec_off, rec_len, a_idx, a_ctx, a_obj, a_path_start,
                   a_depth, path_flat, a_data_off, a_data_len, data_flat):
     """Write every command at ``cmd_off``: attribute commands field by field (``a_*[a_idx[i]]``:
