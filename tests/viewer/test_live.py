@@ -425,6 +425,57 @@ def test_the_window_shows_a_live_stream_growing_and_offers_to_keep_it(qtbot, tmp
     assert len(kept.frames) == len(expected.frames)
 
 
+def test_while_scrubbing_back_new_data_is_taken_in_five_times_a_second(qtbot, tmp_path, stream):
+    """Following, every 20 ms tick takes in what arrived; on an earlier frame the window takes
+    it in only every LIVE_POLL_BACK_MS (it only lengthens the timeline there), so scrubbing is
+    not slowed by 50 appends a second — and the stream's end is still seen at once."""
+    from PySide6.QtCore import QSettings
+
+    from viewer.widgets import main_window
+    from viewer.widgets.main_window import LIVE_POLL_BACK_MS, MainWindow
+
+    settings = QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.ask_keep_live = lambda feed: ""
+    feed = win.listen("127.0.0.1:0")
+    sender = _sender(feed.port, stream, seed=3, max_piece=4000, rate=200e3)
+    qtbot.waitUntil(lambda: len(win.workspace.session.recording.frames) >= 3, timeout=30_000)
+    win._live_timer.stop()  # ticks by hand, on a clock of our own
+    clock = [10_000_000]
+    win._live_clock = lambda: clock[0]
+    ws = win.workspace
+    drains = []
+    poll = ws.poll_live
+    ws.poll_live = lambda: drains.append(clock[0]) or poll()
+
+    def tick(n: int) -> None:
+        for _ in range(n):
+            clock[0] += main_window.LIVE_POLL_MS
+            win._poll_live()
+
+    tick(5)
+    assert len(drains) == 5  # following: every tick
+    ws.timeline.set_frame(1)
+    assert not ws.timeline.follow
+    drains.clear()
+    tick(50)  # one second
+    assert 4 <= len(drains) <= 6 and min(np.diff(drains)) >= LIVE_POLL_BACK_MS
+    assert ws.timeline.frame == 1
+    ws.timeline.set_follow(True)
+    drains.clear()
+    tick(5)
+    assert len(drains) == 5
+    ws.timeline.set_frame(1)
+    sender.join(30)
+    qtbot.waitUntil(lambda: not feed.running, timeout=30_000)
+    drains.clear()
+    tick(1)  # a feed that ended is taken in at the next tick, whatever the frame shown
+    assert len(drains) == 1 and len(ws.session.recording.frames) == len(_open(FIXTURE).frames)
+    del ws.poll_live  # (the instance attribute's cycle crashed PySide at close)
+    win.close()
+
+
 def test_cancelling_the_keep_question_keeps_the_window_open(qtbot, tmp_path, stream):
     from PySide6.QtCore import QSettings
 

@@ -47,6 +47,10 @@ DEFAULT_LISTEN = "5425"
 #: How often a live feed's received chunks are taken into the view (ms): well under the 50 ms
 #: from a frame's last byte to its appearance that ``bench/bench_live.py`` measures.
 LIVE_POLL_MS = 20
+#: ... but only this often (ms) while the view shows an earlier frame ("follow latest" off):
+#: there new data only lengthens the timeline and the plots, and taking it in 50 times a second
+#: would slow every scrub through what already arrived.
+LIVE_POLL_BACK_MS = 200
 #: How often an .h5 being written is checked for new commits (ms; its writer commits ≤ 1/s).
 H5_WATCH_MS = 500
 
@@ -110,6 +114,7 @@ class MainWindow(QMainWindow):
         self._live_timer.setInterval(LIVE_POLL_MS)
         self._live_timer.timeout.connect(self._poll_live)
         self._live_status_at = 0
+        self._live_drained_at = 0
         self._h5_watch: H5FileWatch | None = None
         self._follow_next = False
         self._h5_timer = QTimer(self)
@@ -425,8 +430,11 @@ class MainWindow(QMainWindow):
         if feed is None:
             self._live_timer.stop()
             return
-        growth = ws.poll_live()
         now = self._live_clock()
+        if not ws.timeline.follow and feed.running and now - self._live_drained_at < LIVE_POLL_BACK_MS:
+            return
+        self._live_drained_at = now
+        growth = ws.poll_live()
         ended = not feed.live and not feed.running and growth is None
         if ended or now - self._live_status_at >= 250 or (growth is not None and growth.ended):
             self._live_status_at = now
