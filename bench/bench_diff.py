@@ -1,6 +1,6 @@
 """Benchmark ``pvdkit diff`` against ``h5diff`` on the same pair of ~100 MB recordings.
 
-Usage: ``python3 bench/bench_diff.py [--mb 100] [--repeat 3] [--keep DIR]``
+Usage: ``python3 bench/bench_diff.py [--mb 100] [--repeat 3] [--keep DIR] [--physx [H5]]``
 
 Generates recording A (``--mb`` MB of ``.ovd``, :func:`pvdkit.synthetic.write_large_recording`)
 and B = A with one float value changed late in the file (a wheel's ``rotationSpeed`` at about
@@ -12,7 +12,12 @@ and B = A with one float value changed late in the file (a wheel's ``rotationSpe
   (it needs not: numba only indexes ``.ovd`` streams);
 * ``h5diff A.h5 B.h5`` (Debian's hdf5-tools) on the same ``.h5`` pair, when installed — it
   compares raw datasets byte by byte with one tolerance and reports no identity, time or
-  first divergence; it skips datasets it cannot compare (compound types with strings).
+  first divergence; it skips datasets it cannot compare (compound types with strings);
+* both as processes on A and a byte-identical copy of A, and ``python -c "import h5py"``:
+  the floor any Python diff of an ``.h5`` pays (interpreter, numpy, h5py).
+
+``--physx`` adds the same table for PhysX's own ``dev_drive`` recording (or the ``.h5`` given)
+and a copy with one ``WheelRigidBodyState.rotationSpeed`` perturbed.
 
 Throughput is (size of A + size of B) / time, both in file MB/s and in "recording MB/s" (the
 ``.ovd`` size of the two recordings, the same for both formats); the closing ratio is
@@ -51,16 +56,21 @@ from pvdkit.synthetic import write_large_recording  # noqa: E402
 from pvdkit.types import Command  # noqa: E402
 
 MB = 1e6
+#: PhysX's own dev_drive recording (../shared/fixtures/ovd/dev_drive.ovd converted to .h5).
+PHYSX_PAIR_SOURCE = ROOT / "tests" / "data" / "dev_drive.h5"
+#: The environment of timed processes: the project importable, and bytecode written (a user's
+#: install has its .pyc files; this machine's PYTHONDONTWRITEBYTECODE would time compiling).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPATH": str(ROOT)}
 
 
-def plant_difference(src: Path, dst: Path) -> tuple[int, str]:
-    """Copy ``src`` to ``dst`` with one ``Wheel.rotationSpeed`` value changed (+1.0) at about
+def plant_difference(src: Path, dst: Path, cls: str = "Wheel",
+                     attr: str = "rotationSpeed") -> tuple[int, str]:
+    """Copy ``src`` to ``dst`` with one ``cls.attr`` value (a float32) changed (+1.0) at about
     90 % of the frames (a byte patch of the payload); returns (frame, attribute name)."""
     shutil.copyfile(src, dst)
     buf, table = open_ovd(src)
     rec = Recording.open(src)
-    wheel = rec.cls("Wheel")
-    target = wheel.attributes["rotationSpeed"].handle
+    target = rec.cls(cls).attributes[attr].handle
     n_frames = len(rec.frames)
     want = int(n_frames * 0.9)
     rows = np.flatnonzero((table.kind == Command.SET_ATTRIBUTE) & (table.attribute == target)
@@ -73,7 +83,7 @@ def plant_difference(src: Path, dst: Path) -> tuple[int, str]:
     with open(dst, "r+b") as f:
         f.seek(off)
         f.write(np.float32(value + 1.0).tobytes())
-    return want, "rotationSpeed"
+    return want, attr
 
 
 def best_of(repeat: int, fn) -> tuple[float, object]:
@@ -91,6 +101,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per measurement (best is kept)")
     ap.add_argument("--keep", metavar="DIR", help="write the recordings into DIR and keep them")
     ap.add_argument("--fleet", type=int, metavar="N", help="time fleet recordings of N vehicles instead")
+    ap.add_argument("--physx", metavar="H5", nargs="?", const=str(PHYSX_PAIR_SOURCE),
+                    help="also time a real PhysX pair: this recording (default tests/data/dev_drive.h5, "
+                         "PhysX's dev_drive.ovd converted) and a copy with one value perturbed")
     args = ap.parse_args()
 
     tmp = None
@@ -116,57 +129,87 @@ def main() -> int:
         h5_mb = (a_h5.stat().st_size + b_h5.stat().st_size) / MB
         print(f"sizes: .ovd pair {ovd_mb:.1f} MB, .h5 pair {h5_mb:.1f} MB")
 
-        compare_files(a_h5, b_h5)  # warm-up: numba caches, page cache
-        rows = []
-        for label, pa, pb, size in (("pvdkit diff .ovd (in-process)", a_ovd, b_ovd, ovd_mb),
-                                    ("pvdkit diff .h5 (in-process)", a_h5, b_h5, h5_mb)):
-            sec, res = best_of(args.repeat, lambda pa=pa, pb=pb: compare_files(pa, pb))
-            diff = res.differing_series
-            ok = (len(diff) == 1 and diff[0].attribute == attr and diff[0].first_frame == frame
-                  and not res.objects_only_a and not res.schema)
-            if not ok:
-                print(f"  ERROR: {label} did not find exactly the planted difference: "
-                      f"{[(s.object, s.attribute, s.first_frame) for s in diff[:5]]}")
-            rows.append((label, sec, size, f"found {diff[0].object}.{diff[0].attribute} @ frame "
-                                              f"{diff[0].first_frame}" if diff else "found nothing"))
-        cli = [sys.executable, "-m", "pvdkit.diff", str(a_h5), str(b_h5), "--quiet"]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        sec, proc = best_of(args.repeat, lambda: subprocess.run(cli, capture_output=True, text=True, env=env))
-        rows.append(("pvdkit diff .h5 (process)", sec, h5_mb, f"exit {proc.returncode}"))
-        pvd_h5_process = sec
-        probe = ("import sys; from pvdkit.diff.cli import main; main([sys.argv[1], sys.argv[2], '--quiet']); "
-                 "print('numba' in sys.modules)")
-        out = subprocess.run([sys.executable, "-c", probe, str(a_h5), str(b_h5)], capture_output=True,
-                             text=True, env=env).stdout.split()
-        numba_loaded = out[-1] if out else "?"
-
-        h5diff = shutil.which("h5diff")
-        if h5diff is None:
-            print("h5diff not found: skipping the comparison (Debian: apt-get install hdf5-tools)")
-        else:
-            sec, proc = best_of(args.repeat, lambda: subprocess.run([h5diff, str(a_h5), str(b_h5)],
-                                                                    capture_output=True, text=True))
-            note = (proc.stdout.strip().splitlines() or [""])[0][:60]
-            rows.append(("h5diff .h5 (process)", sec, h5_mb, f"exit {proc.returncode}; {note}"))
-
-        print(f"{'':32} {'seconds':>8} {'file MB/s':>10} {'rec. MB/s':>10}")
-        for label, sec, size, note in rows:
-            print(f"{label:32} {sec:8.3f} {size / sec:10.1f} {ovd_mb / sec:10.1f}   {note}")
-        print(f"numba imported by the .h5 diff process: {'yes' if numba_loaded == 'True' else 'no'}")
-        if h5diff is not None:
-            h5d = rows[-1][1]
-            inproc = rows[1][1]
-            print(f"h5diff time / pvdkit time on the same .h5 pair: {h5d / inproc:.2f}x in-process, "
-                  f"{h5d / pvd_h5_process:.2f}x as a process")
+        time_pair(a_ovd, b_ovd, a_h5, b_h5, frame, attr, ovd_mb, h5_mb, args.repeat)
+        if args.physx:
+            print()
+            bench_physx_pair(d, Path(args.physx), args.repeat)
         return 0
     finally:
         if tmp is not None:
             tmp.cleanup()
 
 
+def time_pair(a_ovd: Path, b_ovd: Path, a_h5: Path, b_h5: Path, frame: int, attr: str, ovd_mb: float,
+              h5_mb: float, repeat: int) -> None:
+    """Time pvdkit diff in-process and as a process, and h5diff, on the pair (which differs in
+    ``attr`` at ``frame`` only) and on A against a byte-identical copy of itself."""
+    compare_files(a_h5, b_h5)  # warm-up: numba caches, page cache
+    rows = []
+    for label, pa, pb, size in (("pvdkit diff .ovd (in-process)", a_ovd, b_ovd, ovd_mb),
+                                ("pvdkit diff .h5 (in-process)", a_h5, b_h5, h5_mb)):
+        sec, res = best_of(repeat, lambda pa=pa, pb=pb: compare_files(pa, pb))
+        diff = res.differing_series
+        ok = (len(diff) == 1 and diff[0].attribute == attr and diff[0].first_frame == frame
+              and not res.objects_only_a and not res.schema)
+        if not ok:
+            print(f"  ERROR: {label} did not find exactly the planted difference: "
+                  f"{[(s.object, s.attribute, s.first_frame) for s in diff[:5]]}")
+        rows.append((label, sec, size, f"found {diff[0].object}.{diff[0].attribute} @ frame "
+                                       f"{diff[0].first_frame}" if diff else "found nothing"))
+    same = a_h5.with_name(a_h5.stem + "_copy.h5")
+    shutil.copyfile(a_h5, same)
+    h5diff = shutil.which("h5diff")
+    processes = {"pvdkit diff": [sys.executable, "-m", "pvdkit.diff", "--quiet"]}
+    if h5diff is None:
+        print("h5diff not found: skipping the comparison (Debian: apt-get install hdf5-tools)")
+    else:
+        processes["h5diff"] = [h5diff]
+    subprocess.run([*processes["pvdkit diff"], str(a_h5), str(b_h5)], capture_output=True, env=ENV)  # .pyc
+    as_process: dict[tuple[str, str], float] = {}
+    for pair, pb in (("pair", b_h5), ("identical", same)):
+        for tool, argv in processes.items():
+            sec, proc = best_of(repeat, lambda argv=argv, pb=pb: subprocess.run(
+                [*argv, str(a_h5), str(pb)], capture_output=True, text=True, env=ENV))
+            as_process[tool, pair] = sec
+            note = (proc.stdout.strip().splitlines() or [""])[0][:60]
+            size = 2 * a_h5.stat().st_size / MB if pair == "identical" else h5_mb
+            rows.append((f"{tool} .h5 {pair} (process)", sec, size, f"exit {proc.returncode}; {note}"))
+    floor, _ = best_of(repeat, lambda: subprocess.run([sys.executable, "-c", "import h5py"], env=ENV))
+    rows.append(("python -c 'import h5py' (floor)", floor, h5_mb, "interpreter + numpy + h5py imports"))
+    print(f"{'':34} {'seconds':>8} {'file MB/s':>10} {'rec. MB/s':>10}")
+    for label, sec, size, note in rows:
+        print(f"{label:34} {sec:8.3f} {size / sec:10.1f} {ovd_mb / sec:10.1f}   {note}")
+    probe = ("import sys; from pvdkit.diff.cli import main; main([sys.argv[1], sys.argv[2], '--quiet']); "
+             "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe, str(a_h5), str(b_h5)], capture_output=True,
+                         text=True, env=ENV).stdout.split()
+    print(f"numba imported by the .h5 diff process: {'yes' if out and out[-1] == 'True' else 'no'}")
+    if h5diff is not None:
+        inproc = rows[1][1]
+        h5d = as_process["h5diff", "pair"]
+        same = as_process["h5diff", "identical"] / as_process["pvdkit diff", "identical"]
+        print(f"h5diff time / pvdkit time (> 1: pvdkit faster): pair {h5d / inproc:.2f}x in-process, "
+              f"{h5d / as_process['pvdkit diff', 'pair']:.2f}x as a process; identical files "
+              f"{same:.2f}x as a process")
+
+
+def bench_physx_pair(d: Path, source: Path, repeat: int) -> None:
+    """The same timings on PhysX's own recording and a copy with one wheel speed perturbed."""
+    a_ovd, b_ovd, a_h5, b_h5 = d / "physx_a.ovd", d / "physx_b.ovd", d / "physx_a.h5", d / "physx_b.h5"
+    convert(source, a_ovd)
+    frame, attr = plant_difference(a_ovd, b_ovd, "WheelRigidBodyState", "rotationSpeed")
+    convert(a_ovd, a_h5)
+    convert(b_ovd, b_h5)
+    ovd_mb = (a_ovd.stat().st_size + b_ovd.stat().st_size) / MB
+    h5_mb = (a_h5.stat().st_size + b_h5.stat().st_size) / MB
+    print(f"PhysX pair: {source.name} ({ovd_mb / 2:.1f} MB .ovd, {h5_mb / 2:.1f} MB .h5) and a copy with "
+          f"WheelRigidBodyState.{attr} +1.0 at frame {frame}")
+    time_pair(a_ovd, b_ovd, a_h5, b_h5, frame, attr, ovd_mb, h5_mb, repeat)
+
+
 def bench_fleet(d: Path, n: int, repeat: int) -> int:
     """Time ``pvdkit diff`` and ``pvdkit series --object`` on fleet recordings (see ``--fleet``)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = ENV
     pvdkit = [sys.executable, "-m", "pvdkit"]
     runs = {"a": [], "a2": [], "b": ["--vary", "rigid_body.mass=1500:1510"]}
     t = time.perf_counter()

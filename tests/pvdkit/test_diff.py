@@ -57,6 +57,44 @@ def test_identical_recordings_are_equal(ref, tmp_path):
     assert diff_main([str(ref), str(b), "--quiet"]) == 0
 
 
+@pytest.mark.parametrize("name", ["dev_drive.h5", "vehicles_short.ovd"])
+def test_byte_identical_files_are_read_once_with_the_same_report(tmp_path, monkeypatch, name):
+    """A copy of a file is opened once and compared with itself; the text and JSON reports
+    equal those of reading both (PhysX's own recordings: NaN-free floats, references, lists)."""
+    import shutil
+
+    from pvdkit.diff import engine
+
+    a = FIXTURE.parent / name
+    b = tmp_path / f"copy_{name}"
+    shutil.copyfile(a, b)
+    assert engine.same_bytes(a, b) and engine.same_bytes(a, a)
+    opened = []
+    real_open = engine.open_recording
+    monkeypatch.setattr(engine, "open_recording", lambda p, side: opened.append(side) or real_open(p, side))
+    once = compare_files(a, b)
+    assert opened == ["A"]
+    monkeypatch.setattr(engine, "same_bytes", lambda a, b: False)
+    twice = compare_files(a, b)
+    assert opened == ["A", "A", "B"]
+    assert once.equal and format_text(once) == format_text(twice)
+    drop = ("seconds",)
+    assert ({k: v for k, v in json.loads(to_json(once)).items() if k not in drop}
+            == {k: v for k, v in json.loads(to_json(twice)).items() if k not in drop})
+
+
+def test_same_bytes_tells_one_changed_byte_and_a_size(tmp_path):
+    from pvdkit.diff.engine import same_bytes
+
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    data = bytes(range(256)) * 9000  # larger than one block
+    a.write_bytes(data)
+    b.write_bytes(data[:-1] + b"\x00")
+    c.write_bytes(data + b"\x00")
+    assert not same_bytes(a, b, block=4096) and not same_bytes(a, c)
+    assert not same_bytes(a, tmp_path / "missing")
+
+
 @pytest.mark.parametrize("frame", [0, 7, 19])
 def test_one_value_beyond_tolerance_gives_first_divergence_at_that_frame(ref, tmp_path, frame):
     b = _b(tmp_path, Spec(perturb={(2, "lngForce", frame): 0.5}))
