@@ -6,8 +6,10 @@ client's bookkeeping) must be small against a run — target ≤ 5 % of a 2-s ru
 should nearly halve the time (target ≥ 1.7× from 1 to 2 workers). Every mode writes the same
 outputs (recordings, summary.csv / .parquet) through :func:`simcore.sweep.run_sweep`; workers are
 warmed up first (imports, numba's cache), as they are after the first run of a real sweep, and
-cluster start-up is reported apart. The machine is noisy: each mode runs ``--repeat`` times and
-best and median are printed.
+cluster start-up is reported apart. One LocalCluster of 1 worker runs with Dask's default
+worker settings instead of ``pvdkit sweep``'s (:data:`simcore.sweep.runner.LOCAL_CLUSTER_CONFIG`),
+for the comparison. The machine is noisy: each mode runs ``--repeat`` times and best and median
+are printed.
 
     python3 bench/bench_sweep.py [--repeat 3] [--runs 16] [--duration 2.0]
 """
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore.sweep import parse_sweep, run_one, run_sweep
+from simcore.sweep.runner import LOCAL_CLUSTER_CONFIG
 from simcore.sweep.spec import SweepSpec
 
 
@@ -60,7 +63,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=16)
     ap.add_argument("--duration", type=float, default=2.0)
     args = ap.parse_args()
+    import dask
     import distributed
+
 
     spec = _spec(args.runs, args.duration)
     n = spec.count()
@@ -72,11 +77,14 @@ def main() -> None:
         w, s = _timed(spec, workers=0)
         walls.setdefault("serial", []).append(w)
         inner.setdefault("serial", []).append(s)
-        for workers in (1, 2):
-            key = f"{workers} worker{'s' * (workers > 1)}"
+        # Workers as `pvdkit sweep` starts them, and one with Dask's default settings (before).
+        for key, workers, cluster_config in (("1 worker", 1, LOCAL_CLUSTER_CONFIG),
+                                             ("2 workers", 2, LOCAL_CLUSTER_CONFIG),
+                                             ("1 worker, Dask defaults", 1, {})):
             t0 = time.perf_counter()
-            with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                          dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+            with dask.config.set(cluster_config), \
+                    distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                             dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
                     distributed.Client(cluster) as client:
                 client.run(_warm)
                 starts[key] = min(starts.get(key, float("inf")), time.perf_counter() - t0)
@@ -87,25 +95,28 @@ def main() -> None:
               flush=True)
 
     print(f"\n{n} runs of {args.duration:g} s simulated (sedan, accelerate, recorded to .h5 + 4 metrics)")
-    print(f"{'mode':<10} {'best s':>8} {'median s':>9} {'runs/s best':>12} {'runs/s med':>11}")
+    print(f"{'mode':<24} {'best s':>8} {'median s':>9} {'runs/s best':>12} {'runs/s med':>11}")
     for key, v in walls.items():
         best, med = min(v), statistics.median(v)
-        print(f"{key:<10} {best:8.2f} {statistics.median(v):9.2f} {n / best:12.2f} {n / med:11.2f}")
+        print(f"{key:<24} {best:8.2f} {statistics.median(v):9.2f} {n / best:12.2f} {n / med:11.2f}")
     run_best = min(walls["serial"]) / n
     run_med = statistics.median(walls["serial"]) / n
     for stat, pick in (("best", min), ("median", statistics.median)):
         one, two, serial = pick(walls["1 worker"]), pick(walls["2 workers"]), pick(walls["serial"])
         per_run = serial / n
         overhead = (one - serial) / n
+        before = (pick(walls["1 worker, Dask defaults"]) - serial) / n
         dispatch = (one - pick(inner["1 worker"])) / n  # wall time outside any run: scheduling, transfer
         print(f"{stat:>6}: a run {per_run * 1e3:.0f} ms in-process; Dask overhead per run "
-              f"{overhead * 1e3:+.1f} ms = {100 * overhead / per_run:+.1f} % of a run (target <= 5 %), "
+              f"{overhead * 1e3:+.1f} ms = {100 * overhead / per_run:+.1f} % of a run (target <= 5 %; "
+              f"with Dask's default worker settings {100 * before / per_run:+.1f} %), "
               f"of which {dispatch * 1e3:.1f} ms outside the runs (scheduling, transfer, summary); "
               f"speed-up 1 -> 2 workers {one / two:.2f}x (target >= 1.7x)")
-    print(f"(a run's own wall time, median, inside the workers: 1 worker "
+    print(f"(a run's own wall time inside the workers, median: 1 worker "
           f"{statistics.median(inner['1 worker']) / n * 1e3:.0f} ms, 2 workers "
-          f"{statistics.median(inner['2 workers']) / n * 1e3:.0f} ms; serial {run_med * 1e3:.0f} ms, "
-          f"best {run_best * 1e3:.0f} ms)")
+          f"{statistics.median(inner['2 workers']) / n * 1e3:.0f} ms, 1 worker with Dask's defaults "
+          f"{statistics.median(inner['1 worker, Dask defaults']) / n * 1e3:.0f} ms; serial "
+          f"{run_med * 1e3:.0f} ms, best {run_best * 1e3:.0f} ms)")
     started = ", ".join(f"{k} {v:.2f} s" for k, v in starts.items())
     print(f"cluster start-up incl. worker warm-up (best): {started}")
 

@@ -111,6 +111,19 @@ def _clock(seconds: float) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+#: Dask settings of the LocalCluster a sweep starts. A task whose worker dies is retried once.
+#: Why the other two: a run is one thread's tight loop, and the worker's statistical profiler
+#: (a stack sample of every thread each 10 ms) and its event-loop tick (each 20 ms) take the GIL
+#: from it; off and at 1 s, Dask's overhead per 2-s run fell from 11-15 % to 3-6 % of the run
+#: (bench/bench_sweep.py). Workers of a cluster given by --scheduler keep their own settings
+#: (docs/sweep.md suggests the same).
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.scheduler.allowed-failures": 1,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+}
+
+
 @contextlib.contextmanager
 def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     """A Dask client: on ``scheduler``, or on a new LocalCluster of ``workers`` single-threaded
@@ -130,7 +143,7 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         return
     n = workers or os.cpu_count() or 1
     with (
-        dask.config.set({"distributed.scheduler.allowed-failures": 1}),
+        dask.config.set(LOCAL_CLUSTER_CONFIG),
         LocalCluster(
             n_workers=n,
             threads_per_worker=1,

@@ -154,6 +154,20 @@ def test_a_run_with_params_out_of_range_fails_alone(tmp_path, cluster):
     ]  # no file, not even a temporary one, for a failure
 
 
+def test_the_local_cluster_workers_run_without_the_profiler_and_with_a_slow_tick():
+    """pvdkit sweep's LocalCluster hands its settings to the worker processes (the profiler and
+    the 20 ms tick take the GIL from a run); a dying worker's task is retried once."""
+    import dask
+
+    from simcore.sweep.runner import _client
+
+    with _client(None, 1) as client:
+        got = client.run(lambda: (dask.config.get("distributed.worker.profile.enabled"),
+                                  dask.config.get("distributed.admin.tick.interval")))
+        assert list(got.values()) == [(False, "1s")]
+        assert client.run_on_scheduler(lambda: dask.config.get("distributed.scheduler.allowed-failures")) == 1
+
+
 def test_a_run_over_its_timeout_gets_status_timeout(tmp_path):
     text = GRID.replace("duration = 0.5", "duration = 30.0\ntimeout = 0.05").replace("[1500, 2500]", "[1500]")
     result = run_sweep(_sweep(tmp_path, text), tmp_path / "out", workers=0)
