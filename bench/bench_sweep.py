@@ -107,10 +107,12 @@ def main() -> None:
         overhead = (one - serial) / n
         before = (pick(walls["1 worker, Dask defaults"]) - serial) / n
         dispatch = (one - pick(inner["1 worker"])) / n  # wall time outside any run: scheduling, transfer
+        serial_outside = (serial - pick(inner["serial"])) / n  # the same without Dask: summary, bar
         print(f"{stat:>6}: a run {per_run * 1e3:.0f} ms in-process; Dask overhead per run "
               f"{overhead * 1e3:+.1f} ms = {100 * overhead / per_run:+.1f} % of a run (target <= 5 %; "
               f"with Dask's default worker settings {100 * before / per_run:+.1f} %), "
-              f"of which {dispatch * 1e3:.1f} ms outside the runs (scheduling, transfer, summary); "
+              f"of which {dispatch * 1e3:.1f} ms outside the runs (scheduling, transfer, summary; "
+              f"serially {serial_outside * 1e3:.1f} ms); "
               f"speed-up 1 -> 2 workers {one / two:.2f}x (target >= 1.7x)")
     print(f"(a run's own wall time inside the workers, median: 1 worker "
           f"{statistics.median(inner['1 worker']) / n * 1e3:.0f} ms, 2 workers "
