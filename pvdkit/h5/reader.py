@@ -423,7 +423,7 @@ def _committed_rows(f: h5py.File, name: str | None = None) -> dict[str, int] | N
         raise src.error(commits.name, f"is {commits.dtype}, expected the fields {', '.join(fields)}")
     rows = src.read(commits)
     table = np.stack([rows[k].astype(np.int64) for k in fields], axis=1)
-    lengths = np.array([_length_or_none(src.get(t)) for t in _COMMITTED_TABLES], dtype=np.int64)
+    lengths = np.array([_rows_of_table(src.get(t)) for t in _COMMITTED_TABLES], dtype=np.int64)
     fits = (table >= 0).all(axis=1) & (table <= lengths).all(axis=1)
     trusted = np.zeros(len(fields), np.int64)
     for i in np.flatnonzero(fits):
@@ -432,7 +432,7 @@ def _committed_rows(f: h5py.File, name: str | None = None) -> dict[str, int] | N
     return dict(zip(_COMMITTED_TABLES, (int(v) for v in trusted), strict=True))
 
 
-def _length_or_none(ds: object) -> int:
+def _rows_of_table(ds: object) -> int:
     """Rows a committed table holds (a huge bound for one that is missing or not a table: the
     readers of the tables report that themselves)."""
     if isinstance(ds, h5py.Dataset) and ds.ndim >= 1:

@@ -277,39 +277,46 @@ def test_an_ovd_being_written_is_followed_as_it_grows(tmp_path, stream, whole):
         ws.stop_live()
 
 
-def test_an_h5_being_written_is_watched_until_its_writer_closes_it(tmp_path, stream, whole):
+def _growing_h5(tmp_path: Path, stream: bytes, whole, frames: int = 4):
+    """An ``.h5`` being written (a crash-safe H5Stream, committed) holding the first ``frames``
+    frames of the stream; returns (path, the stream, end offsets of every frame)."""
     from pvdkit.h5.stream import H5Stream
 
     path = tmp_path / "growing.h5"
-    stops = np.flatnonzero(whole.kind == Command.STOP_FRAME)
+    ends = whole.end[np.flatnonzero(whole.kind == Command.STOP_FRAME)].astype(np.int64)
     h5 = H5Stream(str(path), flush_interval=0.0, compact=False)
-    h5.write(stream[: int(whole.end[stops[3]])])
+    h5.write(stream[: int(ends[frames - 1])])
     h5.frame_end()
-    # (A reader in the writer's own process must let go of the file before the writer goes on:
-    # one HDF5 library holds one file open once. Across processes, SWMR lets both.)
-    watch = H5FileWatch(str(path))
-    stamp = watch.stamp()
+    return path, h5, ends
+
+
+def _read_watched(watch: H5FileWatch, path: Path, *, stamp=None) -> Recording:
+    """Read the file as the window does: its stamp first, then the read, then ``seen``. (A
+    reader in the writer's own process must let go of the file before the writer goes on: one
+    HDF5 library holds one file open once. Across processes, SWMR lets both.)"""
+    stamp = watch.stamp() if stamp is None else stamp
     rec = _open(path)
     rec.close()
-    assert being_written(str(path), rec)
     watch.seen(rec, stamp)
+    return rec
+
+
+def test_an_h5_being_written_is_watched_until_its_writer_closes_it(tmp_path, stream, whole):
+    path, h5, ends = _growing_h5(tmp_path, stream, whole)
+    watch = H5FileWatch(str(path))
+    rec = _read_watched(watch, path)
+    assert being_written(str(path), rec)
     assert not watch.done and not watch.changed()
     time.sleep(0.01)
-    h5.write(stream[int(whole.end[stops[3]]): int(whole.end[stops[9]])])
+    h5.write(stream[int(ends[3]): int(ends[9])])
     h5.frame_end()
     assert watch.changed()
-    stamp = watch.stamp()
-    rec2 = _open(path)
-    rec2.close()
-    assert len(rec2.frames) > len(rec.frames)
-    watch.seen(rec2, stamp)
-    h5.write(stream[int(whole.end[stops[9]]):])
+    assert len(_read_watched(watch, path).frames) > len(rec.frames)
+    h5.write(stream[int(ends[9]):])
     h5.close()
-    stamp = watch.stamp()
-    rec3 = _open(path)
-    watch.seen(rec3, stamp)
+    done = _read_watched(watch, path)
     assert watch.done and not watch.changed()
-    assert not being_written(str(path), rec3)
+    assert not being_written(str(path), done)
 
 
 def test_a_write_landing_while_the_h5_is_read_is_not_missed(tmp_path, stream, whole, monkeypatch):
@@ -317,27 +324,20 @@ def test_a_write_landing_while_the_h5_is_read_is_not_missed(tmp_path, stream, wh
     stamp (taken first) differs from the file, so the watch reads it again and sees it done.
     A change stat cannot see (same size, same timestamp tick) gets one more look after a
     quiet spell, and only one."""
-    from pvdkit.h5.stream import H5Stream
     from viewer.model import live
 
     monkeypatch.setattr(live, "QUIET_SECONDS", 0.05)
-    path = tmp_path / "growing.h5"
-    stops = np.flatnonzero(whole.kind == Command.STOP_FRAME)
-    h5 = H5Stream(str(path), flush_interval=0.0, compact=False)
-    h5.write(stream[: int(whole.end[stops[3]])])
-    h5.frame_end()
+    path, h5, ends = _growing_h5(tmp_path, stream, whole)
     watch = H5FileWatch(str(path))
     before = watch.stamp()
     rec = _open(path)
     rec.close()
     time.sleep(0.01)
-    h5.write(stream[int(whole.end[stops[3]]):])
+    h5.write(stream[int(ends[3]):])
     h5.close()  # lands after the stamp, before the window hears of the read
     watch.seen(rec, before)
     assert not watch.done and watch.changed()
-    now = watch.stamp()
-    done = _open(path)
-    watch.seen(done, now)
+    _read_watched(watch, path)
     assert watch.done and not watch.changed()
 
     quiet = H5FileWatch(str(path))
