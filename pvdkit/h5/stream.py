@@ -293,13 +293,14 @@ class H5Stream:
         self._waiting -= HEADER_SIZE
         self._offset = HEADER_SIZE
 
-    def _index(self) -> None:
-        """Index and append the complete commands waiting (not yet committed) as one batch.
+    def _index(self, *, write: bool = True) -> list[Batch | PreparedFrame]:
+        """Index and append the complete commands waiting (not yet committed) as one batch;
+        returns its parts (``write=False``: not appended, for the writer's close).
 
         Bytes are tokenized and indexed; a prepared block's write is indexed as bytes the first
         time (which teaches the stream its layout), then passed on as payloads only."""
         if self._error is not None or self._writer is None:
-            return
+            return []
         parts = [*self._parts, self._pending]
         self._parts, self._pending = [], bytearray()
         out: list[Batch | PreparedFrame] = []
@@ -337,11 +338,13 @@ class H5Stream:
             if raw:
                 self._feed(raw, out)
         if out:
-            self._writer.append_parts(out)
+            if write:
+                self._writer.append_parts(out)
             self.batches += 1
         if self._error is None:
             self._pending = raw
         self._waiting = len(self._pending)
+        return out
 
     def _feed(self, raw: bytearray, out: list[Batch | PreparedFrame]) -> bool:
         """Tokenize and index the complete commands of ``raw`` into ``out`` (removing them from
@@ -409,7 +412,7 @@ class H5Stream:
         self.frames_committed = self._frame + 1
 
     def _finish(self) -> None:
-        self._index()
+        parts = self._index(write=False)  # written by the writer's close, in the same step
         tail = bytes(self._pending) + bytes(self._dead)
         error = self._error
         if error is None and self._pending:
@@ -417,7 +420,7 @@ class H5Stream:
                 f"{self.path}: truncated at byte offset {self._offset}: the stream ended inside a "
                 "command; every command before it was recorded"
             )
-        self._writer.close(tail, error, interrupted=self._interrupted)
+        self._writer.close(tail, error, interrupted=self._interrupted, parts=parts)
         self.frames_committed = self._frame + 1
 
     def _compact(self) -> None:

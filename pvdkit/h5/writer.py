@@ -128,6 +128,7 @@ class H5Writer:
         self.commits = 0
         self.closed = False
         self._detached = False
+        self._in_copy = False  # inside _on_copy's change: further changes go to the same copy
         self.file: h5py.File | None = None
         tmp = temp_file_beside(self.path) if crash_safe else self.path
         try:
@@ -184,17 +185,21 @@ class H5Writer:
         self.file.swmr_mode = True
         self._bind()
 
-    def _on_copy(self, change: Callable[[], None]) -> None:
+    def _room_to_copy(self) -> bool:
+        free = free_bytes(self.path)
+        return free is None or free >= 1.1 * os.path.getsize(self.path) + (1 << 20)
+
+    def _on_copy(self, change: Callable[[], None], *, reopen: bool = True) -> None:
         """Make a structural change: in place, or (crash-safe) on a copy renamed over the file.
 
         Without room for the copy the change is not made (:class:`NoRoom`): changing the file
         in place outside SWMR mode is what a kill or a full disk could leave half done.
+        ``reopen=False``: the file stays closed afterwards (the change was the last one).
         """
-        if not self.crash_safe:
+        if not self.crash_safe or self._in_copy:
             change()
             return
-        free = free_bytes(self.path)
-        if free is not None and free < 1.1 * os.path.getsize(self.path) + (1 << 20):
+        if not self._room_to_copy():
             raise NoRoom(errno.ENOSPC, "No space left on device (no room to copy the file)")
         self.file.close()
         tmp = temp_file_beside(self.path)
@@ -202,13 +207,18 @@ class H5Writer:
             shutil.copyfile(self.path, tmp)
             self.file = h5py.File(tmp, "r+", libver=_SWMR_LIBVER)
             self._bind()
-            change()
+            self._in_copy = True
+            try:
+                change()
+            finally:
+                self._in_copy = False
             self.file.close()
             os.replace(tmp, self.path)
         except BaseException:
             self._abandon(tmp)
             raise
-        self._open_swmr()
+        if reopen:
+            self._open_swmr()
 
     def _abandon(self, tmp: str) -> None:
         try:
@@ -582,26 +592,45 @@ class H5Writer:
             return
         with self._detached_on_io_error():
             self.file.flush()
-            row = np.zeros(1, COMMIT_DTYPE)
-            for name in _COMMITTED_TABLES:
-                row[name.replace("/", "_")] = self._tables[name].shape[0]
-            self._append(self._tables["log/commits"], row)
+            self._commit_row()
             self.file.flush()
         self.commits += 1
+
+    def _commit_row(self) -> None:
+        """Append the row of ``/log/commits`` holding every committed table's length."""
+        row = np.zeros(1, COMMIT_DTYPE)
+        for name in _COMMITTED_TABLES:
+            row[name.replace("/", "_")] = self._tables[name].shape[0]
+        self._append(self._tables["log/commits"], row)
 
     def counts(self) -> dict[str, int]:
         """Commands written so far under the keys of :data:`pvdkit.ovd.COUNT_KEYS`."""
         return _counts_from(self._counts, self._reg_counts)
 
-    def close(self, tail: bytes = b"", error: str | None = None, *, interrupted: str | None = None) -> None:
-        """Commit, store the bytes after the last complete command (verbatim) with the damage
-        message, the command counts and ``complete`` (false when ``interrupted`` gives the
-        reason the recording stopped early), and close (idempotent)."""
+    def close(self, tail: bytes = b"", error: str | None = None, *, interrupted: str | None = None,
+              parts: Sequence[Batch | PreparedFrame] = ()) -> None:
+        """Write ``parts`` (the stream's last pieces, as :meth:`append_parts`), commit, store
+        the bytes after the last complete command (verbatim) with the damage message, the
+        command counts and ``complete`` (false when ``interrupted`` gives the reason the
+        recording stopped early), and close (idempotent).
+
+        Crash-safe, all of it is one change on one copy of the file (the closing attributes
+        need one anyway, and so do the pools of new storage types the last pieces may bring):
+        a kill meanwhile leaves the file of the last commit.
+        """
         if self.closed:
             return
-        self.commit()
+        parts = list(parts)
+        if self.crash_safe and not self._room_to_copy():  # commit what fits in place first
+            if parts:
+                self.append_parts(parts)
+                parts = []
+            self.commit()
 
         def finish() -> None:
+            if parts:
+                self._append_parts(parts, None)
+            self._commit_row()
             f = self.file
             f.create_dataset("log/tail", data=np.frombuffer(tail, np.uint8), **(self._comp if tail else {}))
             f.attrs["error"] = error or ""
@@ -611,9 +640,10 @@ class H5Writer:
             f.flush()
 
         with self._detached_on_io_error():
-            self._on_copy(finish)
+            self._on_copy(finish, reopen=False)
             self.closed = True
             self.file.close()
+        self.commits += 1
 
     def abort(self) -> None:
         """Let go of the file after a failure, as it is (never raises)."""

@@ -237,16 +237,16 @@ def test_injected_enospc_in_process(tmp_path, monkeypatch):
     from simcore.cli.record import record
 
     calls = {"n": 0}
-    real_commit = h5writer.H5Writer.commit
+    real_commit_row = h5writer.H5Writer._commit_row
 
-    def failing_commit(self):
+    def failing_commit_row(self):
         calls["n"] += 1
         if calls["n"] == 3:  # the empty file and the first frame commit; the last commit fails
             raise RuntimeError("Unable to flush file (file write failed: errno = 28, error message = "
                                "'No space left on device')")
-        real_commit(self)
+        real_commit_row(self)
 
-    monkeypatch.setattr(h5writer.H5Writer, "commit", failing_commit)
+    monkeypatch.setattr(h5writer.H5Writer, "_commit_row", failing_commit_row)
     out = tmp_path / "enospc.h5"
     with pytest.raises(PvdError, match=r"disk full writing .*enospc\.h5 after \d+ frames?;"):
         record(None, "accelerate", duration=2.0, out=out, physx=False)
