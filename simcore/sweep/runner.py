@@ -114,9 +114,9 @@ def _clock(seconds: float) -> str:
 #: Dask settings of the LocalCluster a sweep starts. A task whose worker dies is retried once.
 #: Why the other two: a run is one thread's tight loop, and the worker's statistical profiler
 #: (a stack sample of every thread each 10 ms) and its event-loop tick (each 20 ms) take the GIL
-#: from it; off and at 1 s, Dask's overhead per 2-s run fell from 11-15 % to 3-6 % of the run
-#: (bench/bench_sweep.py). Workers of a cluster given by --scheduler keep their own settings
-#: (docs/sweep.md suggests the same).
+#: from it. Off and at 1 s, a run inside a worker takes as long as in-process (186-194 against
+#: 188-195 ms; 202-204 ms with Dask's defaults, bench/bench_sweep.py). Workers of a cluster
+#: given by --scheduler keep their own settings (docs/sweep.md suggests the same).
 LOCAL_CLUSTER_CONFIG = {
     "distributed.scheduler.allowed-failures": 1,
     "distributed.worker.profile.enabled": False,
