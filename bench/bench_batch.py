@@ -10,7 +10,10 @@ slow steer sine, N = 1, 16, 64, 256, 1024 vehicles side by side. For each N:
 * first, one ``Vehicle`` through the single-vehicle API (``vehicle.step``), a fleet of one;
 * ``+h5`` / ``+ovd``: what recording every param and state of every vehicle each frame adds,
   per vehicle-step, in steady state (after the first frames, which create every vehicle's
-  object graph), and the file's growth in bytes per vehicle-step.
+  object graph), and the file's growth in bytes per vehicle-step. ``+h5`` is ``pvdkit
+  record``'s stream, whose commits are written on a second thread while the fleet steps on;
+  ``+h5 (1 thr)`` the same stream with every commit written in the stepping thread
+  (``H5Stream(background=False)``, the engine before), for comparison in the same run.
 
 Each figure is the best and the median of ``--repeats`` timed runs after a warm-up (compilation
 and caches excluded): the machine is shared and noisy, so compare within one run.
@@ -120,12 +123,15 @@ def bench_vehicle(seconds: float, repeats: int) -> list[float]:
     return _timed(run, _steps_for(seconds, probe), repeats)
 
 
-def bench_recording(n: int, suffix: str, seconds: float, repeats: int) -> tuple[list[float], float]:
+def bench_recording(n: int, suffix: str, seconds: float, repeats: int, background: bool = True
+                    ) -> tuple[list[float], float]:
     """Seconds per recorded fleet step and file bytes per vehicle-step, for ``.h5`` or ``.ovd``.
 
     Steady state: each run records :data:`SETUP_FRAMES` frames first (the object graphs of every
     vehicle, the params, the first commit), untimed, then times the frames that follow and the
     close. Bytes per vehicle-step are the growth over a run that stops after the setup frames."""
+    from pvdkit.h5.stream import H5Stream
+    from pvdkit.writer import OmniPvdWriter
     from simcore.cli.record import open_writer
     from simcore.pvd.recorder import PvdRecorder
 
@@ -137,7 +143,9 @@ def bench_recording(n: int, suffix: str, seconds: float, repeats: int) -> tuple[
             fleet = Fleet.from_preset("sedan", n)
             fleet.place_on_road()
             path = Path(tmp) / f"fleet{r}{suffix}"
-            recorder = PvdRecorder(open_writer(path))
+            writer = open_writer(path) if background or suffix != ".h5" else \
+                OmniPvdWriter(H5Stream(path, compact=False, background=False))
+            recorder = PvdRecorder(writer)
             recorder.attach_fleet(fleet)
             for k in range(SETUP_FRAMES):
                 _drive_fleet(fleet, k)
@@ -187,10 +195,11 @@ def main() -> None:
         if n in (1, 16):
             row["per_vehicle_us"] = _us(bench_per_vehicle(n, args.seconds, args.repeats), n)
         if not args.no_recording:
-            for suffix in (".h5", ".ovd"):
-                times, size = bench_recording(n, suffix, args.seconds, args.repeats)
-                row[f"{suffix[1:]}_us"] = _us(times, n)
-                row[f"{suffix[1:]}_bytes"] = size
+            for key, suffix, background in (("h5", ".h5", True), ("h5_1thr", ".h5", False),
+                                            ("ovd", ".ovd", True)):
+                times, size = bench_recording(n, suffix, args.seconds, args.repeats, background)
+                row[f"{key}_us"] = _us(times, n)
+                row[f"{key}_bytes"] = size
         rows.append(row)
         if not args.json:
             _print_row(row, header=len(rows) == 1)
@@ -203,14 +212,15 @@ def _print_row(row: dict[str, object], header: bool) -> None:
         print("simcore Fleet, default sedan, dt 1/60 s, 3 substeps, one thread; "
               "us per vehicle-step, best / median")
         print(f"{'N':>6}  {'fleet':>15}  {'per-vehicle':>15}  {'speed-up':>8}  "
-              f"{'+h5 (record)':>15}  {'h5 B/vs':>8}  {'+ovd (record)':>15}  {'ovd B/vs':>8}")
+              f"{'+h5 (record)':>15}  {'h5 B/vs':>8}  {'+h5 (1 thr)':>15}  {'B/vs':>8}  "
+              f"{'+ovd (record)':>15}  {'ovd B/vs':>8}")
     n = row["n"]
     fb, fm = row["fleet_us"]  # type: ignore[misc]
     pv = row.get("per_vehicle_us")
     pv_text = f"{pv[0]:7.1f} / {pv[1]:6.1f}" if pv else ""  # type: ignore[index]
     ratio = f"{pv[0] / fb:7.1f}x" if pv else ""  # type: ignore[index]
     cols = [f"{n:>6}", f"{fb:7.2f} / {fm:6.2f}", f"{pv_text:>15}", f"{ratio:>8}"]
-    for kind in ("h5", "ovd"):
+    for kind in ("h5", "h5_1thr", "ovd"):
         if f"{kind}_us" in row:
             rb, rm = row[f"{kind}_us"]  # type: ignore[misc]
             cols += [f"{rb - fb:+7.2f} / {rm - fm:+6.2f}", f"{row[f'{kind}_bytes']:8.0f}"]

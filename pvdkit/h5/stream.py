@@ -28,7 +28,9 @@ would give.
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -83,6 +85,15 @@ class H5Stream:
     multi-batch file so each series is one contiguous slice (one extra pass over the data).
     The output folder is checked at once, so a bad path fails immediately; the file appears
     when the stream's header arrives.
+
+    ``background``: the commits that come on their own (a frame ended, the interval passed, the
+    batch filled) are appended, compressed and flushed on a second thread while the caller goes
+    on — h5py lets go of the GIL inside HDF5, and gzip inside HDF5's flush is most of what a
+    commit costs. The first commit (the first frame) is written at once, and so is every commit
+    once the disk has room for fewer than two batches. One commit runs at a time: the next one,
+    :meth:`flush` and :meth:`close` wait for it, and its failure (a full disk) is reported by
+    the next of them. A kill meanwhile leaves the file of the commit before (as a kill during
+    any commit does). False: every commit is written before the call that triggered it returns.
     """
 
     def __init__(
@@ -94,8 +105,12 @@ class H5Stream:
         compact: bool = True,
         compression: str | None = "gzip",
         compression_opts: int | None = RECORDING_GZIP_LEVEL,
+        background: bool = True,
     ) -> None:
         self.path = os.fspath(path)
+        self.background = background
+        self._job: _CommitJob | None = None  # the commit being written on its own thread
+        self._roomy = True  # room on the disk for two full batches: commits may overlap the caller
         self.batch_bytes = int(batch_bytes)
         self.flush_interval = float(flush_interval)
         self.compact = compact
@@ -187,20 +202,27 @@ class H5Stream:
 
     def _maybe_flush(self) -> None:
         if self._waiting >= self._budget or (not self._frame_hints and self._due()):
-            self.flush()
+            self._commit_soon()
 
     def frame_end(self) -> None:
         """A frame was completed (called by the writer): commit the first one, then on time."""
         self._frame_hints = True
-        if not self.closed and (self.frames_committed == 0 or self._due()):
-            self.flush()
+        if not self.closed and (self.batches == 0 or self._due()):
+            self._commit_soon()
 
-    def flush(self) -> None:
-        """Index, append and commit everything complete received so far."""
+    def _commit_soon(self) -> None:
+        """Start a commit of everything complete received so far (see ``background``)."""
         if self.closed:
             return
         self._check_open()
         self._guarded(self._commit)
+
+    def flush(self) -> None:
+        """Index, append and commit everything complete received so far; on return it is in
+        the file."""
+        self._commit_soon()
+        if not self.closed:
+            self._guarded(self._settle)
 
     def mark_interrupted(self, reason: str) -> None:
         """Record why the recording stops early; ``close()`` then leaves ``complete = false``."""
@@ -274,6 +296,9 @@ class H5Stream:
 
     def _fail(self, reason: str) -> None:
         """Stop on a disk failure: let go of the file (it keeps its last commit) and report."""
+        job, self._job = self._job, None
+        if job is not None:  # the file is let go of after its last write, whatever that gives
+            job.join()
         self.failed = self.closed = True
         if self._writer is not None:
             self._writer.abort()
@@ -391,6 +416,7 @@ class H5Stream:
     def _commit(self) -> None:
         if self._writer is None:
             return
+        self._settle()  # one commit at a time; the last one's failure stops this one
         started = time.monotonic()
         # Stop before HDF5 runs out of space in the middle of a write: it could not close the file.
         waiting = self._waiting
@@ -398,20 +424,45 @@ class H5Stream:
         free = free_bytes(self.path)
         if free is not None and free < need:
             self._stop_before_disk_full()
-        size = os.path.getsize(self.path)
-        self._index()
-        self._writer.commit()
-        if waiting >= (256 << 10):  # smaller batches mostly measure HDF5's fixed costs
-            self._h5_per_ovd_byte = max((os.path.getsize(self.path) - size) / waiting, 0.01)
+        first = self.batches == 0
+        job = _CommitJob(self._writer, self._index(write=False), started, waiting,
+                         os.path.getsize(self.path), self._frame)
+        self._last_commit = started
+        # The first frame is in the file when its step returns; on a disk filling up each commit
+        # is sized on the one before, so they are written one after the other.
+        if self.background and not first and self._roomy:
+            self._job = job
+            job.start()
+        else:
+            job.run()
+            self._settled(job)
+
+    def _settle(self) -> None:
+        """Wait for the commit running on its own thread, if any; report its failure."""
+        job, self._job = self._job, None
+        if job is not None:
+            job.join()
+            self._settled(job)
+
+    def _settled(self, job: _CommitJob) -> None:
+        """Take in a finished commit: its failure stops the stream (an I/O error as one line,
+        anything else — a bug — with its traceback); else measure it."""
+        if job.error is not None:
+            if isinstance(job.error, (OSError, RuntimeError)) and is_io_error(job.error):
+                self._fail(_os_reason(job.error))
+            raise job.error
+        if job.waiting >= (256 << 10):  # smaller batches mostly measure HDF5's fixed costs
+            self._h5_per_ovd_byte = max((os.path.getsize(self.path) - job.size_before) / job.waiting, 0.01)
         # Commit sooner as the disk fills, so that every commit still fits.
         free = free_bytes(self.path)
         room = self.batch_bytes if free is None else (free - MIN_FREE_BYTES) / (1.5 * self._h5_per_ovd_byte)
         self._budget = int(max(min(self.batch_bytes, room), min(self.batch_bytes, 4096)))
-        self._last_commit = started
-        self._commit_seconds = time.monotonic() - started
-        self.frames_committed = self._frame + 1
+        self._roomy = room >= 2 * self.batch_bytes
+        self._commit_seconds = job.finished - job.started
+        self.frames_committed = job.frame + 1
 
     def _finish(self) -> None:
+        self._settle()
         parts = self._index(write=False)  # written by the writer's close, in the same step
         tail = bytes(self._pending) + bytes(self._dead)
         error = self._error
@@ -436,6 +487,41 @@ class H5Stream:
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
+
+
+class _CommitJob:
+    """One commit — the batch's parts appended, then committed — run on its own thread
+    (:meth:`start`, then :meth:`join`) or in the caller's (:meth:`run`). Its failure is kept
+    in ``error`` for the stream to report."""
+
+    def __init__(self, writer: H5Writer, parts: Sequence[Batch | PreparedFrame], started: float,
+                 waiting: int, size_before: int, frame: int) -> None:
+        self.writer = writer
+        self.parts = parts
+        self.started = started  # when the stream started it
+        self.finished = started
+        self.waiting = waiting  # stream bytes it commits
+        self.size_before = size_before  # the file's size before it
+        self.frame = frame  # the last frame it holds
+        self.error: BaseException | None = None
+        # Not a daemon: an interpreter that exits meanwhile lets the commit finish first.
+        self._thread = threading.Thread(target=self.run, name="pvdkit-h5-commit")
+
+    def run(self) -> None:
+        try:
+            if self.parts:
+                self.writer.append_parts(self.parts)
+            self.writer.commit()
+        except BaseException as exc:  # noqa: BLE001 - handed to the stream, which reports it
+            self.error = exc
+        self.parts = ()
+        self.finished = time.monotonic()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
 
 
 class _Tokenized:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import h5py
@@ -242,6 +243,89 @@ def test_h5_stream_in_odd_pieces_without_compaction(tmp_path, fixture_h5):
             fb, vb = b.series(ob, attr)
             np.testing.assert_array_equal(fa, fb)
             np.testing.assert_array_equal(va, vb)
+
+
+def _write_in_pieces(s: H5Stream, data: bytes) -> H5Stream:
+    """``data`` written to ``s`` in 50 pieces (commits come as batches fill), then closed."""
+    for piece in np.array_split(np.frombuffer(data, np.uint8), 50):
+        s.write(piece.tobytes())
+    s.close()
+    return s
+
+
+def test_background_commits_write_the_file_that_commits_in_the_caller_write(tmp_path, monkeypatch):
+    from pvdkit.h5 import writer as h5writer
+
+    threads: list[str] = []
+    real_commit = h5writer.H5Writer.commit
+
+    def commit(self):
+        threads.append(threading.current_thread().name)
+        real_commit(self)
+
+    monkeypatch.setattr(h5writer.H5Writer, "commit", commit)
+    data = FIXTURE.read_bytes()
+    paths = {}
+    for background in (True, False):
+        threads.clear()
+        paths[background] = tmp_path / f"background_{background}.h5"
+        _write_in_pieces(H5Stream(paths[background], batch_bytes=100_000, flush_interval=1e9, compact=False,
+                                  background=background), data)
+        assert len(threads) > 5
+        workers = [t for t in threads if t == "pvdkit-h5-commit"]
+        # The empty file's commit and the first batch's are written at once; the rest on the
+        # commit thread (the close writes its last commit itself).
+        assert len(workers) == (len(threads) - 2 if background else 0), threads
+    assert _datasets(paths[True]) == _datasets(paths[False])
+    assert h5_to_ovd_bytes(paths[True]) == data
+
+
+def test_a_background_commit_that_hits_a_full_disk_stops_the_stream_at_the_next_call(tmp_path, monkeypatch):
+    """The failure of a commit written on the commit thread is the stream's failure: the next
+    write that commits (or close) raises one line, and the file keeps the commits before it."""
+    from pvdkit.h5 import writer as h5writer
+
+    calls = {"n": 0}
+    real_commit_row = h5writer.H5Writer._commit_row
+
+    def failing_commit_row(self):
+        calls["n"] += 1
+        if calls["n"] == 3:  # the empty file and the first frame commit; then the first background one
+            assert threading.current_thread().name == "pvdkit-h5-commit"
+            raise RuntimeError("Unable to flush file (file write failed: errno = 28, error message = "
+                               "'No space left on device')")
+        real_commit_row(self)
+
+    monkeypatch.setattr(h5writer.H5Writer, "_commit_row", failing_commit_row)
+    path = tmp_path / "full.h5"
+    s = H5Stream(path, batch_bytes=100_000, compact=False)
+    with pytest.raises(PvdError, match=r"^disk full writing .*full\.h5 after \d+ frames?; "
+                                       r"the file keeps every frame committed before$"):
+        _write_in_pieces(s, FIXTURE.read_bytes())
+    assert s.failed
+    with pytest.raises(PvdError, match="disk full"):  # and says so again, as any failed stream
+        s.write(b"more")
+    with pytest.warns(PvdWarning, match="incomplete"):
+        rec = Recording.open(path)
+    assert len(rec.frames) >= 1
+
+
+def test_a_bug_in_a_background_commit_shows_its_traceback(tmp_path, monkeypatch):
+    from pvdkit.h5 import writer as h5writer
+
+    calls = {"n": 0}
+    real_commit = h5writer.H5Writer.commit
+
+    def buggy_commit(self):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise ZeroDivisionError("a bug in the commit")
+        real_commit(self)
+
+    monkeypatch.setattr(h5writer.H5Writer, "commit", buggy_commit)
+    s = H5Stream(tmp_path / "bug.h5", batch_bytes=100_000, compact=False)
+    with pytest.raises(ZeroDivisionError, match="a bug in the commit"):
+        _write_in_pieces(s, FIXTURE.read_bytes())
 
 
 def test_h5_stream_keeps_an_incomplete_tail(tmp_path):

@@ -284,7 +284,9 @@ def _growing_h5(tmp_path: Path, stream: bytes, whole, frames: int = 4):
 
     path = tmp_path / "growing.h5"
     ends = whole.end[np.flatnonzero(whole.kind == Command.STOP_FRAME)].astype(np.int64)
-    h5 = H5Stream(str(path), flush_interval=0.0, compact=False)
+    # Commits written before frame_end() returns: the test reads the file between writes, in the
+    # writer's own process (see _read_watched).
+    h5 = H5Stream(str(path), flush_interval=0.0, compact=False, background=False)
     h5.write(stream[: int(ends[frames - 1])])
     h5.frame_end()
     return path, h5, ends
