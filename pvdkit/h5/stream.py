@@ -93,7 +93,8 @@ class H5Stream:
     once the disk has room for fewer than two batches. One commit runs at a time: the next one,
     :meth:`flush` and :meth:`close` wait for it, and its failure (a full disk) is reported by
     the next of them. A kill meanwhile leaves the file of the commit before (as a kill during
-    any commit does). False: every commit is written before the call that triggered it returns.
+    any commit does). Memory holds up to two batches then: the one written and the next.
+    False: every commit is written before the call that triggered it returns.
     """
 
     def __init__(
