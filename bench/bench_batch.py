@@ -13,7 +13,9 @@ slow steer sine, N = 1, 16, 64, 256, 1024 vehicles side by side. For each N:
   object graph), and the file's growth in bytes per vehicle-step. ``+h5`` is ``pvdkit
   record``'s stream, whose commits are written on a second thread while the fleet steps on;
   ``+h5 (1 thr)`` the same stream with every commit written in the stepping thread
-  (``H5Stream(background=False)``, the engine before), for comparison in the same run.
+  (``H5Stream(background=False)``); ``+h5 (before)`` that, and each commit's samples grouped
+  one by one as before the block's frames were laid out as one run
+  (``pvdkit.h5.writer._PreparedRun``) — the engine of the session before, in the same run.
 
 Each figure is the best and the median of ``--repeats`` timed runs after a warm-up (compilation
 and caches excluded): the machine is shared and noisy, so compare within one run.
@@ -28,12 +30,13 @@ simulation cost and <= 500 B per vehicle-step.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numba
@@ -123,9 +126,11 @@ def bench_vehicle(seconds: float, repeats: int) -> list[float]:
     return _timed(run, _steps_for(seconds, probe), repeats)
 
 
-def bench_recording(n: int, suffix: str, seconds: float, repeats: int, background: bool = True
+def bench_recording(n: int, suffix: str, seconds: float, repeats: int, engine: str = "record"
                     ) -> tuple[list[float], float]:
-    """Seconds per recorded fleet step and file bytes per vehicle-step, for ``.h5`` or ``.ovd``.
+    """Seconds per recorded fleet step and file bytes per vehicle-step, for ``.h5`` or ``.ovd``;
+    ``engine`` (``.h5`` only): ``record`` as ``pvdkit record`` writes, ``1thr`` every commit in
+    the stepping thread, ``before`` that and no block runs (see the module docstring).
 
     Steady state: each run records :data:`SETUP_FRAMES` frames first (the object graphs of every
     vehicle, the params, the first commit), untimed, then times the frames that follow and the
@@ -137,13 +142,13 @@ def bench_recording(n: int, suffix: str, seconds: float, repeats: int, backgroun
 
     per_step: list[float] = []
     sizes: list[float] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _without_block_runs(engine == "before"):
         base = 0
         for r in range(repeats + 1):  # run 0: setup frames only (warm-up, and the size baseline)
             fleet = Fleet.from_preset("sedan", n)
             fleet.place_on_road()
             path = Path(tmp) / f"fleet{r}{suffix}"
-            writer = open_writer(path) if background or suffix != ".h5" else \
+            writer = open_writer(path) if engine == "record" or suffix != ".h5" else \
                 OmniPvdWriter(H5Stream(path, compact=False, background=False))
             recorder = PvdRecorder(writer)
             recorder.attach_fleet(fleet)
@@ -164,6 +169,21 @@ def bench_recording(n: int, suffix: str, seconds: float, repeats: int, backgroun
                 sizes.append((os.path.getsize(path) - base) / (steps * n))
             os.unlink(path)
     return per_step, statistics.median(sizes)
+
+
+@contextlib.contextmanager
+def _without_block_runs(active: bool) -> Iterator[None]:
+    """While active, the ``.h5`` writer groups every commit's samples one by one, as before a
+    prepared block's frames were laid out as one run."""
+    from pvdkit.h5 import writer as h5writer
+
+    runs_of = h5writer._PreparedRun.of
+    if active:
+        h5writer._PreparedRun.of = staticmethod(lambda parts, n_series: None)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        h5writer._PreparedRun.of = runs_of  # type: ignore[method-assign]
 
 
 #: Frames recorded before timing a recording (object graphs, params, first commit).
@@ -195,9 +215,9 @@ def main() -> None:
         if n in (1, 16):
             row["per_vehicle_us"] = _us(bench_per_vehicle(n, args.seconds, args.repeats), n)
         if not args.no_recording:
-            for key, suffix, background in (("h5", ".h5", True), ("h5_1thr", ".h5", False),
-                                            ("ovd", ".ovd", True)):
-                times, size = bench_recording(n, suffix, args.seconds, args.repeats, background)
+            for key, suffix, engine in (("h5", ".h5", "record"), ("h5_1thr", ".h5", "1thr"),
+                                        ("h5_before", ".h5", "before"), ("ovd", ".ovd", "record")):
+                times, size = bench_recording(n, suffix, args.seconds, args.repeats, engine)
                 row[f"{key}_us"] = _us(times, n)
                 row[f"{key}_bytes"] = size
         rows.append(row)
@@ -213,14 +233,14 @@ def _print_row(row: dict[str, object], header: bool) -> None:
               "us per vehicle-step, best / median")
         print(f"{'N':>6}  {'fleet':>15}  {'per-vehicle':>15}  {'speed-up':>8}  "
               f"{'+h5 (record)':>15}  {'h5 B/vs':>8}  {'+h5 (1 thr)':>15}  {'B/vs':>8}  "
-              f"{'+ovd (record)':>15}  {'ovd B/vs':>8}")
+              f"{'+h5 (before)':>15}  {'B/vs':>8}  {'+ovd (record)':>15}  {'ovd B/vs':>8}")
     n = row["n"]
     fb, fm = row["fleet_us"]  # type: ignore[misc]
     pv = row.get("per_vehicle_us")
     pv_text = f"{pv[0]:7.1f} / {pv[1]:6.1f}" if pv else ""  # type: ignore[index]
     ratio = f"{pv[0] / fb:7.1f}x" if pv else ""  # type: ignore[index]
     cols = [f"{n:>6}", f"{fb:7.2f} / {fm:6.2f}", f"{pv_text:>15}", f"{ratio:>8}"]
-    for kind in ("h5", "h5_1thr", "ovd"):
+    for kind in ("h5", "h5_1thr", "h5_before", "ovd"):
         if f"{kind}_us" in row:
             rb, rm = row[f"{kind}_us"]  # type: ignore[misc]
             cols += [f"{rb - fb:+7.2f} / {rm - fm:+6.2f}", f"{row[f'{kind}_bytes']:8.0f}"]

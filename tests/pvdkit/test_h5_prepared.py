@@ -18,6 +18,33 @@ from pvdkit.types import DataType
 from pvdkit.writer import OmniPvdWriter, PreparedColumn
 
 
+@pytest.fixture(autouse=True)
+def every_block_prepared(monkeypatch):
+    """These blocks are small (60 commands): below :data:`MIN_PREPARED_COMMANDS` the stream
+    would take them as bytes, and the hook would not be tested at all. Also counts the
+    prepared frames the writer receives, and those it lays out as one run
+    (:class:`pvdkit.h5.writer._PreparedRun`)."""
+    from pvdkit.h5 import stream as h5stream
+    from pvdkit.h5 import writer as h5writer
+
+    monkeypatch.setattr(h5stream, "MIN_PREPARED_COMMANDS", 1)
+    seen = {"frames": 0, "runs": 0}
+    append = h5writer.H5Writer._append_parts
+    samples = h5writer.H5Writer._samples
+
+    def counting_append(self, parts, progress):
+        seen["frames"] += sum(isinstance(p, h5writer.PreparedFrame) for p in parts)
+        return append(self, parts, progress)
+
+    def counting_samples(self, src, plan, progress, run=None):
+        seen["runs"] += run is not None
+        return samples(self, src, plan, progress, run)
+
+    monkeypatch.setattr(h5writer.H5Writer, "_append_parts", counting_append)
+    monkeypatch.setattr(h5writer.H5Writer, "_samples", counting_samples)
+    return seen
+
+
 class _BytesOnly(H5Stream):
     """The same stream without the hook: the writer passes every block as bytes."""
 
@@ -51,10 +78,12 @@ class _Tee:
         self.inner.close()
 
 
-def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24) -> None:
-    """A recorder-like stream: schema, objects, two prepared blocks per frame, raw params and
-    raw writes into a block's series between frames, an object re-created (its handle is a new
-    object), new objects mid-recording, and commits at fixed frames."""
+def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24,
+              clock_block: bool = True) -> None:
+    """A recorder-like stream: schema, objects, two prepared blocks per frame (one without
+    ``clock_block``, as a fleet's recorder writes), raw params and raw writes into a block's
+    series between frames, an object re-created (its handle is a new object), new objects
+    mid-recording, and commits at fixed frames."""
     body = w.register_class("Body")
     wheel = w.register_class("Wheel")
     sim = w.register_class("Sim")
@@ -64,6 +93,8 @@ def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24) -> 
     speed = w.register_attribute(wheel, "speed", DataType.FLOAT32)
     force = w.register_attribute(wheel, "force", DataType.FLOAT32, 3)
     clock = w.register_attribute(sim, "time", DataType.FLOAT64)
+    clock32 = w.register_attribute(sim, "time32", DataType.FLOAT32)
+    temp = w.register_attribute(wheel, "temperature", DataType.FLOAT32)
     bodies = np.arange(10, 16, dtype=np.uint64)
     wheels = np.arange(100, 124, dtype=np.uint64)
     for h in bodies:
@@ -75,6 +106,7 @@ def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24) -> 
         PreparedColumn(bodies, pos), PreparedColumn(bodies, gear),
         PreparedColumn(wheels, speed), PreparedColumn(wheels, force, 1),
     ])
+    clock_block_on = clock_block
     clock_block = w.prepare_attributes(1, [PreparedColumn([1], clock)])
     rng = np.random.default_rng(7)
     for f in range(frames):
@@ -84,6 +116,8 @@ def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24) -> 
         for view in block.views:
             view[...] = rng.integers(0, 50, size=view.shape) if view.dtype.kind == "u" else rng.normal(
                 size=view.shape)
+        if not clock_block_on:  # samples in the pools of the block's series, before and after them
+            w.set_attribute(1, int(wheels[0]), temp, float(f))
         w.write_prepared(block)
         if f == 7:  # an ordinary write into a block's series, in the same batch
             w.set_attribute(1, int(wheels[3]), speed, 42.0)
@@ -95,17 +129,21 @@ def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24) -> 
             w.set_attribute(2, 999, pos, [1.0, 2.0, 3.0])
             w.set_attribute(2, int(bodies[0]), gear, 3)  # a context exception in a block series
         clock_block.views[0][...] = f / 60
-        w.write_prepared(clock_block)
+        if clock_block_on:
+            w.write_prepared(clock_block)
+        else:
+            w.set_attribute(1, 1, clock, f / 60)
+            w.set_attribute(1, 1, clock32, f / 60)
         w.stop_frame(1, f + 1)
         if f in (3, 10, 17):
             flush()
 
 
-def _record(path: Path, cls: type[H5Stream], **kw) -> bytes:
+def _record(path: Path, cls: type[H5Stream], clock_block: bool = True, **kw) -> bytes:
     stream = cls(path, flush_interval=1e9, **kw)
     tee = _Tee(stream)
     with OmniPvdWriter(tee) as w:
-        _scenario(w, stream.flush)
+        _scenario(w, stream.flush, clock_block=clock_block)
     return tee.memory.getvalue()
 
 
@@ -140,12 +178,18 @@ def _assert_same_file(a: Path, b: Path) -> None:
 
 
 @pytest.mark.parametrize("compact", [False, True])
-def test_prepared_hook_writes_the_file_the_bytes_give(tmp_path: Path, compact: bool) -> None:
+@pytest.mark.parametrize("clock_block", [True, False], ids=["two-blocks", "one-block"])
+def test_prepared_hook_writes_the_file_the_bytes_give(tmp_path: Path, compact: bool, clock_block: bool,
+                                                     every_block_prepared) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     fast, slow = tmp_path / "a" / "rec.h5", tmp_path / "b" / "rec.h5"
-    data = _record(fast, H5Stream, compact=compact)
-    data_b = _record(slow, _BytesOnly, compact=compact)
+    data = _record(fast, H5Stream, clock_block, compact=compact)
+    assert every_block_prepared["frames"] > 20
+    # One block per frame: its frames are laid out as one run, except in the batches where an
+    # ordinary write goes into one of its series (sample by sample, as two blocks always are).
+    assert (every_block_prepared["runs"] >= 2) != clock_block, every_block_prepared
+    data_b = _record(slow, _BytesOnly, clock_block, compact=compact)
     assert data == data_b
     assert h5_to_ovd_bytes(fast) == data
     _assert_same_file(fast, slow)
