@@ -234,20 +234,17 @@ class Fleet:
                 callback(self)
 
     def _check_states(self) -> None:
-        """One vectorised bounds test for the batch; the per-vehicle check names the culprit."""
+        """One compiled bounds test for the batch; the per-vehicle check names the culprit."""
         s = self.states
         scale = self._params[0].scale.scale
-        ok = np.all(np.abs(s.wheel_rigid_body_1d.rotation_speed) <= MAX_WHEEL_SPEED, axis=1)
         rb = s.rigid_body
-        ok &= np.einsum("ij,ij->i", rb.linear_velocity, rb.linear_velocity) <= (MAX_BODY_SPEED * scale) ** 2
-        ok &= np.einsum("ij,ij->i", rb.angular_velocity, rb.angular_velocity) <= MAX_BODY_ANGULAR_SPEED ** 2
-        ok &= np.isfinite(rb.pos).all(axis=1) & np.isfinite(rb.quat).all(axis=1)
         engine = s.get("engine")
-        if engine is not None:
-            ok &= np.abs(engine.rotation_speed) <= MAX_ENGINE_SPEED
-        if ok.all():
+        i = _k_first_diverged(s.wheel_rigid_body_1d.rotation_speed, rb.linear_velocity, rb.angular_velocity,
+                              rb.pos, rb.quat, engine.rotation_speed if engine is not None else _NO_ENGINE,
+                              MAX_WHEEL_SPEED, (MAX_BODY_SPEED * scale) ** 2, MAX_BODY_ANGULAR_SPEED ** 2,
+                              MAX_ENGINE_SPEED)
+        if i < 0:
             return
-        i = int(np.flatnonzero(~ok)[0])
         try:
             check_vehicle_states(self[i].states, scale, self.steps)
         except Exception as exc:
@@ -396,6 +393,33 @@ def build_batch_sequence(fleet: Any, nb_substeps: int = DEFAULT_NB_SUBSTEPS) -> 
     for name in after:
         seq.add(parts[name], name)
     return seq
+
+
+#: ``engine`` rows of a fleet without an engine (nothing to test).
+_NO_ENGINE = np.zeros(0)
+
+
+@njit(cache=True, nogil=True)
+def _k_first_diverged(wheel_speed, lin, ang, pos, quat, engine_speed, max_wheel, max_lin_sq, max_ang_sq,
+                      max_engine):  # pragma: no cover - compiled
+    """The first vehicle whose states are out of bounds or not finite (a NaN fails every test),
+    or -1. Why compiled: numpy's row-wise tests of narrow arrays cost 0.15 us per vehicle-step,
+    a few percent of a whole step of a large fleet."""
+    for v in range(lin.shape[0]):
+        ok = True
+        for w in range(wheel_speed.shape[1]):
+            ok = ok and abs(wheel_speed[v, w]) <= max_wheel
+        ok = ok and lin[v, 0] * lin[v, 0] + lin[v, 1] * lin[v, 1] + lin[v, 2] * lin[v, 2] <= max_lin_sq
+        ok = ok and ang[v, 0] * ang[v, 0] + ang[v, 1] * ang[v, 1] + ang[v, 2] * ang[v, 2] <= max_ang_sq
+        for c in range(3):
+            ok = ok and np.isfinite(pos[v, c])
+        for c in range(4):
+            ok = ok and np.isfinite(quat[v, c])
+        if engine_speed.shape[0]:
+            ok = ok and abs(engine_speed[v]) <= max_engine
+        if not ok:
+            return v
+    return -1
 
 
 @njit(cache=True, nogil=True)

@@ -58,7 +58,7 @@ _SWEEP = int(RoadGeometryQueryType.SWEEP)
 # -------------------------------------------------------------------------------------- kernels
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _query_start(axes, signs, g, i, steer, b_pos, b_quat):  # pragma: no cover - compiled
     """World pose of wheel ``i`` at max compression (no compliance, no rotation) and its world travel
     direction: ``(px, py, pz, qx, qy, qz, qw, dx, dy, dz)``

@@ -2,9 +2,10 @@
 
 A vehicle has 4-20 wheels, so the plain functions of :mod:`simcore.suspension.functions` spend
 their time in numpy's per-call overhead (dozens of tiny array operations per update), not in the
-arithmetic. :func:`suspension_update_fused` does the same per-wheel arithmetic — jounce
-(raycast or sweep), the expansion-velocity limit, compliance, spring force and anti-roll torque —
-in one numba loop and writes the results straight into the states.
+arithmetic. :func:`_fused_batch` does the same per-wheel arithmetic — jounce (raycast or
+sweep), the expansion-velocity limit, compliance, spring force and anti-roll torque — in one
+numba loop over every vehicle and wheel of a batch and writes the results straight into the
+states.
 
 The arithmetic mirrors the plain functions operation by operation (same operand order, no fast
 math), so the results are the plain functions' results to the last bit on the same machine;
@@ -12,10 +13,9 @@ math), so the results are the plain functions' results to the last bit on the sa
 The wheel-pose chain, quaternion product and rotation are those of :mod:`simcore.wheel.helpers`
 and :mod:`simcore.maths` (``PxQuat`` algebra in float64).
 
-:func:`_fused_batch` runs :func:`_fused` on every vehicle of a fleet (arrays with a leading vehicle
-axis, :mod:`simcore.suspension.batch`): one per-vehicle function behind both, so a fleet's
-vehicle and a single vehicle get the same bits. It lives in this file because numba's cache
-follows a kernel's own file only: an edit of :func:`_fused` must invalidate the batch kernel too.
+One kernel behind both the fleet (:mod:`simcore.suspension.batch`) and a vehicle alone
+(:func:`suspension_update_fused`, run as a batch of one by :func:`_fused_one`), so a fleet's
+vehicle and a single vehicle get the same bits.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ G_RADIUS, G_HALF_WIDTH, G_MASS, G_STIFF, G_DAMP, G_SPRUNG = 18, 19, 20, 21, 22, 
 GEOM_WIDTH = 24
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def attachment_point(g, i, px, py, pz):  # pragma: no cover - compiled
     """Point ``p`` of wheel ``i``'s suspension frame in the body frame: ``pos + quat.rotate(p)``."""
     ox, oy, oz = qrot(g[i, G_SQUAT], g[i, G_SQUAT + 1], g[i, G_SQUAT + 2], g[i, G_SQUAT + 3], px, py, pz)
@@ -82,7 +82,7 @@ def _half_angle(angle):  # pragma: no cover - compiled
     return np.cos(h), np.sin(h)
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def wheel_pose(axes, signs, g, i, jounce, camber, yaw, rot, b_pos, b_quat):  # pragma: no cover - compiled
     """World pose ``(px, py, pz, qx, qy, qz, qw)`` of wheel ``i`` (the chain of :mod:`simcore.wheel.helpers`).
 
@@ -154,7 +154,7 @@ def _lookup(x, y, nb, w, r, c):  # pragma: no cover - compiled
     return y[w, k - 1, c]
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _sweep_depth(axes, signs, lat_axis, g, i, steer, plane, b_pos, b_quat, dx_, dy_, dz_):  # pragma: no cover
     """Depth of wheel ``i``'s cylinder (at max droop) in its plane: scalar ``intersect_cylinder_plane``."""
     unspecified = UNSPECIFIED_JOUNCE
@@ -216,160 +216,161 @@ def _sweep_depth(axes, signs, lat_axis, g, i, steer, plane, b_pos, b_quat, dx_, 
 
 
 @njit(**_JIT)
-def _fused(
-    mode, limit, axes, signs, lat_axis, g, steer, plane, hit, b_pos, b_quat, ext, dt, vehicle_mass,
-    tables_x, tables_nb, toe_y, camber_y, tfa_y, sfa_y, bars_w, bars_k,
-    jounce, jounce_speed, separation, toe, camber, tfa, sfa, force, torque, normal_force, arb,
-):  # pragma: no cover - compiled
-    unspecified = UNSPECIFIED_JOUNCE
-    no_sep = NO_INTERSECTION_SEPARATION
-    bx, by, bz, bw = b_quat[0], b_quat[1], b_quat[2], b_quat[3]
-    # ext rows: gravity, external force, external torque
-    gx, gy, gz = ext[0, 0], ext[0, 1], ext[0, 2]
-    elx = gx * vehicle_mass + ext[1, 0]
-    ely = gy * vehicle_mass + ext[1, 1]
-    elz = gz * vehicle_mass + ext[1, 2]
-    etx, ety, etz = ext[2, 0], ext[2, 1], ext[2, 2]
-    for i in range(jounce.shape[0]):
-        dx, dy, dz = qrot(bx, by, bz, bw, g[i, G_TDIR], g[i, G_TDIR + 1], g[i, G_TDIR + 2])
-        travel = g[i, G_TDIST]
-        prev_j = jounce[i]
-        prev_v = jounce_speed[i]
-        nx, ny, nz = plane[i, 0], plane[i, 1], plane[i, 2]
-        # --- jounce and separation (suspension_state_update) ---
-        if mode == 0:
-            pose = wheel_pose(axes, signs, g, i, 0.0, 0.0, steer[i] + 0.0, 0.0, b_pos, b_quat)
-            px, py, pz = pose[0], pose[1], pose[2]
-            k = dx * nx + dy * ny + dz * nz
-            sgn = 1.0 if k < 0.0 else (-1.0 if k > 0.0 else 0.0)
-            offset = sgn * g[i, G_RADIUS]
-            rx, ry, rz = px + dx * offset, py + dy * offset, pz + dz * offset
-            depth = nx * rx + ny * ry + nz * rz + plane[i, 3]
-        else:
-            depth = _sweep_depth(axes, signs, lat_axis, g, i, steer[i], plane, b_pos, b_quat, dx, dy, dz)
-            k = nx * dx + ny * dy + nz * dz
-        j, s = _jounce_and_separation(depth, k, travel, prev_j)
-        specified = prev_j != unspecified
-        h = hit[i]
-        jn = j if h else 0.0
-        sep = s if h else no_sep
-        safe_prev = prev_j if specified else 0.0
-        speed = (jn - safe_prev) / dt if (h and specified) else 0.0
-        if limit:
-            no_hit_apply = (not h) and specified and safe_prev > 0.0
-            apply = no_hit_apply or (h and speed < 0.0)
-            requested = -safe_prev / dt if no_hit_apply else speed
-            pj = safe_prev if apply else 0.0
-            pv = prev_v if apply else 0.0
-            mass = g[i, G_MASS]
-            vel_spring = pj * g[i, G_STIFF] / mass * dt
-            vel_damping = pv * g[i, G_DAMP] / mass * dt
-            vel = vel_spring - pv
-            tmp = vel + vel_damping
-            if vel >= 0.0:
-                vel = tmp if not tmp < 0.0 else 0.0
-            else:
-                vel = tmp if not tmp > 0.0 else 0.0
-            g_along = dx * gx + dy * gy + dz * gz
-            threshold = vel + g_along * dt if (h and g_along > 0.0) else vel
-            if apply and requested < -threshold:
-                clamped_jounce = pj - vel * dt
-                if sep >= 0.0:
-                    sep = clamped_jounce - jn
-                jn = clamped_jounce
-                speed = -vel
-        jounce[i] = jn
-        jounce_speed[i] = speed
-        separation[i] = sep
-        # --- compliance at the normalised jounce ---
-        r = jn / travel
-        toe[i] = _lookup(tables_x[0], toe_y, tables_nb[0], i, r, np.int64(0))
-        camber[i] = _lookup(tables_x[1], camber_y, tables_nb[1], i, r, np.int64(0))
-        for c in range(3):
-            tfa[i, c] = _lookup(tables_x[2], tfa_y, tables_nb[2], i, r, c)
-            sfa[i, c] = _lookup(tables_x[3], sfa_y, tables_nb[3], i, r, c)
-        # --- spring force along the ground normal (suspension_force_update) ---
-        on = sep <= 0.0
-        jg = jn if on else 0.0
-        vg = speed if on else 0.0
-        f = -(jg * g[i, G_STIFF] + vg * g[i, G_DAMP])
-        magnitude = nx * (dx * f) + ny * (dy * f) + nz * (dz * f)
-        cx, cy, cz = qrot(bx, by, bz, bw, g[i, G_SPOS], g[i, G_SPOS + 1], g[i, G_SPOS + 2])
-        dist_sq = cx * cx + cy * cy + cz * cz
-        if dist_sq > 0.0:
-            ax = (ety * cz - etz * cy) / dist_sq
-            ay = (etz * cx - etx * cz) / dist_sq
-            az = (etx * cy - ety * cx) / dist_sq
-        else:
-            ax = ay = az = 0.0
-        share = g[i, G_SPRUNG] / vehicle_mass
-        ex, ey, ez = (elx + ax) * share, (ely + ay) * share, (elz + az) * share
-        if nx * ex + ny * ey + nz * ez < 0.0:
-            along = dx * ex + dy * ey + dz * ez
-            colx, coly, colz = ex - dx * along, ey - dy * along, ez - dz * along
-            magnitude = magnitude + -(nx * colx + ny * coly + nz * colz)
-        else:
-            magnitude = magnitude + 0.0
-        magnitude = magnitude if on else 0.0
-        fx, fy, fz = nx * magnitude, ny * magnitude, nz * magnitude
-        ax, ay, az = attachment_point(g, i, sfa[i, 0], sfa[i, 1], sfa[i, 2])
-        mx, my, mz = qrot(bx, by, bz, bw, ax, ay, az)
-        force[i, 0], force[i, 1], force[i, 2] = fx, fy, fz
-        torque[i, 0] = my * fz - mz * fy
-        torque[i, 1] = mz * fx - mx * fz
-        torque[i, 2] = mx * fy - my * fx
-        normal_force[i] = magnitude
-    # --- anti-roll bars (anti_roll_force_update), summed in the body frame then rotated ---
-    if bars_k.shape[0] > 0:
-        tbx = tby = tbz = 0.0
-        for b in range(bars_k.shape[0]):
-            kb = bars_k[b]
-            if kb == 0.0:
-                continue
-            w0, w1 = bars_w[b, 0], bars_w[b, 1]
-            in_air0 = jounce[w0] == 0.0
-            in_air1 = jounce[w1] == 0.0
-            if in_air0 and in_air1:
-                continue
-            m = (jounce[w0] - jounce[w1]) * kb
-            for side in range(2):
-                w = w0 if side == 0 else w1
-                fm = -m if side == 0 else m
-                if (in_air0 if side == 0 else in_air1):
-                    continue
-                fx, fy, fz = g[w, G_TDIR] * fm, g[w, G_TDIR + 1] * fm, g[w, G_TDIR + 2] * fm
-                mx, my, mz = attachment_point(g, w, sfa[w, 0], sfa[w, 1], sfa[w, 2])
-                tbx += my * fz - mz * fy
-                tby += mz * fx - mx * fz
-                tbz += mx * fy - my * fx
-        arb[0], arb[1], arb[2] = qrot(bx, by, bz, bw, tbx, tby, tbz)
-
-
-
-@njit(**_JIT)
 def _fused_batch(
     mode, limit, axes, signs, lat_axis, g, steer, plane, hit, b_pos, b_quat, gravity, ext_force, ext_torque,
     dt, vehicle_mass, tables_x, tables_nb, toe_y, camber_y, tfa_y, sfa_y, bars_w, bars_k, nb_bars,
     jounce, jounce_speed, separation, toe, camber, tfa, sfa, force, torque, normal_force, arb,
 ):  # pragma: no cover - compiled
-    """:func:`_fused` for every vehicle of a batch: each argument of :func:`_fused` with a leading
-    vehicle axis (the frame's ``axes``/``signs``/``lat_axis``, ``gravity`` and ``dt`` are shared).
-    Vehicle ``v`` uses the first ``nb_bars[v]`` rows of its (padded) anti-roll bar arrays; ``ext``
-    is assembled per vehicle exactly as :func:`suspension_update_fused` assembles it."""
-    ext = np.empty((3, 3))
+    """The fused suspension update of every vehicle of a batch: each per-vehicle argument with a
+    leading vehicle axis (the frame's ``axes``/``signs``/``lat_axis``, ``gravity`` and ``dt`` are
+    shared). Vehicle ``v`` uses the first ``nb_bars[v]`` rows of its (padded) anti-roll bar arrays.
+
+    The vehicle loop is inside the kernel, not a call per vehicle: a compiled call with thirty
+    array arguments costs about 700 ns in reference counting alone, more than the arithmetic of
+    a vehicle's four wheels."""
+    unspecified = UNSPECIFIED_JOUNCE
+    no_sep = NO_INTERSECTION_SEPARATION
+    gx, gy, gz = gravity[0], gravity[1], gravity[2]
     for v in range(jounce.shape[0]):
-        for c in range(3):
-            ext[0, c] = gravity[c]
-            ext[1, c] = ext_force[v, c]
-            ext[2, c] = ext_torque[v, c]
-        nb = nb_bars[v]
-        _fused(
-            mode[v], limit[v], axes, signs, lat_axis, g[v], steer[v], plane[v], hit[v], b_pos[v], b_quat[v],
-            ext, dt, vehicle_mass[v], tables_x[v], tables_nb[v], toe_y[v], camber_y[v], tfa_y[v], sfa_y[v],
-            bars_w[v, :nb], bars_k[v, :nb],
-            jounce[v], jounce_speed[v], separation[v], toe[v], camber[v], tfa[v], sfa[v], force[v], torque[v],
-            normal_force[v], arb[v],
-        )
+        bx, by, bz, bw = b_quat[v, 0], b_quat[v, 1], b_quat[v, 2], b_quat[v, 3]
+        body_mass = vehicle_mass[v]
+        elx = gx * body_mass + ext_force[v, 0]
+        ely = gy * body_mass + ext_force[v, 1]
+        elz = gz * body_mass + ext_force[v, 2]
+        etx, ety, etz = ext_torque[v, 0], ext_torque[v, 1], ext_torque[v, 2]
+        for i in range(jounce.shape[1]):
+            dx, dy, dz = qrot(bx, by, bz, bw, g[v, i, G_TDIR], g[v, i, G_TDIR + 1], g[v, i, G_TDIR + 2])
+            travel = g[v, i, G_TDIST]
+            prev_j = jounce[v, i]
+            prev_v = jounce_speed[v, i]
+            nx, ny, nz = plane[v, i, 0], plane[v, i, 1], plane[v, i, 2]
+            # --- jounce and separation (suspension_state_update) ---
+            if mode[v] == 0:
+                pose = wheel_pose(axes, signs, g[v], i, 0.0, 0.0, steer[v, i] + 0.0, 0.0, b_pos[v], b_quat[v])
+                px, py, pz = pose[0], pose[1], pose[2]
+                k = dx * nx + dy * ny + dz * nz
+                sgn = 1.0 if k < 0.0 else (-1.0 if k > 0.0 else 0.0)
+                offset = sgn * g[v, i, G_RADIUS]
+                rx, ry, rz = px + dx * offset, py + dy * offset, pz + dz * offset
+                depth = nx * rx + ny * ry + nz * rz + plane[v, i, 3]
+            else:
+                depth = _sweep_depth(axes, signs, lat_axis, g[v], i, steer[v, i], plane[v], b_pos[v],
+                                     b_quat[v], dx, dy, dz)
+                k = nx * dx + ny * dy + nz * dz
+            j, s = _jounce_and_separation(depth, k, travel, prev_j)
+            specified = prev_j != unspecified
+            h = hit[v, i]
+            jn = j if h else 0.0
+            sep = s if h else no_sep
+            safe_prev = prev_j if specified else 0.0
+            speed = (jn - safe_prev) / dt if (h and specified) else 0.0
+            if limit[v]:
+                no_hit_apply = (not h) and specified and safe_prev > 0.0
+                apply = no_hit_apply or (h and speed < 0.0)
+                requested = -safe_prev / dt if no_hit_apply else speed
+                pj = safe_prev if apply else 0.0
+                pv = prev_v if apply else 0.0
+                mass = g[v, i, G_MASS]
+                vel_spring = pj * g[v, i, G_STIFF] / mass * dt
+                vel_damping = pv * g[v, i, G_DAMP] / mass * dt
+                vel = vel_spring - pv
+                tmp = vel + vel_damping
+                if vel >= 0.0:
+                    vel = tmp if not tmp < 0.0 else 0.0
+                else:
+                    vel = tmp if not tmp > 0.0 else 0.0
+                g_along = dx * gx + dy * gy + dz * gz
+                threshold = vel + g_along * dt if (h and g_along > 0.0) else vel
+                if apply and requested < -threshold:
+                    clamped_jounce = pj - vel * dt
+                    if sep >= 0.0:
+                        sep = clamped_jounce - jn
+                    jn = clamped_jounce
+                    speed = -vel
+            jounce[v, i] = jn
+            jounce_speed[v, i] = speed
+            separation[v, i] = sep
+            # --- compliance at the normalised jounce ---
+            r = jn / travel
+            toe[v, i] = _lookup(tables_x[v, 0], toe_y[v], tables_nb[v, 0], i, r, np.int64(0))
+            camber[v, i] = _lookup(tables_x[v, 1], camber_y[v], tables_nb[v, 1], i, r, np.int64(0))
+            for c in range(3):
+                tfa[v, i, c] = _lookup(tables_x[v, 2], tfa_y[v], tables_nb[v, 2], i, r, c)
+                sfa[v, i, c] = _lookup(tables_x[v, 3], sfa_y[v], tables_nb[v, 3], i, r, c)
+            # --- spring force along the ground normal (suspension_force_update) ---
+            on = sep <= 0.0
+            jg = jn if on else 0.0
+            vg = speed if on else 0.0
+            f = -(jg * g[v, i, G_STIFF] + vg * g[v, i, G_DAMP])
+            magnitude = nx * (dx * f) + ny * (dy * f) + nz * (dz * f)
+            cx, cy, cz = qrot(bx, by, bz, bw, g[v, i, G_SPOS], g[v, i, G_SPOS + 1], g[v, i, G_SPOS + 2])
+            dist_sq = cx * cx + cy * cy + cz * cz
+            if dist_sq > 0.0:
+                ax = (ety * cz - etz * cy) / dist_sq
+                ay = (etz * cx - etx * cz) / dist_sq
+                az = (etx * cy - ety * cx) / dist_sq
+            else:
+                ax = ay = az = 0.0
+            share = g[v, i, G_SPRUNG] / body_mass
+            ex, ey, ez = (elx + ax) * share, (ely + ay) * share, (elz + az) * share
+            if nx * ex + ny * ey + nz * ez < 0.0:
+                along = dx * ex + dy * ey + dz * ez
+                colx, coly, colz = ex - dx * along, ey - dy * along, ez - dz * along
+                magnitude = magnitude + -(nx * colx + ny * coly + nz * colz)
+            else:
+                magnitude = magnitude + 0.0
+            magnitude = magnitude if on else 0.0
+            fx, fy, fz = nx * magnitude, ny * magnitude, nz * magnitude
+            ax, ay, az = attachment_point(g[v], i, sfa[v, i, 0], sfa[v, i, 1], sfa[v, i, 2])
+            mx, my, mz = qrot(bx, by, bz, bw, ax, ay, az)
+            force[v, i, 0], force[v, i, 1], force[v, i, 2] = fx, fy, fz
+            torque[v, i, 0] = my * fz - mz * fy
+            torque[v, i, 1] = mz * fx - mx * fz
+            torque[v, i, 2] = mx * fy - my * fx
+            normal_force[v, i] = magnitude
+        # --- anti-roll bars (anti_roll_force_update), summed in the body frame then rotated ---
+        if nb_bars[v] > 0:
+            tbx = tby = tbz = 0.0
+            for b in range(nb_bars[v]):
+                kb = bars_k[v, b]
+                if kb == 0.0:
+                    continue
+                w0, w1 = bars_w[v, b, 0], bars_w[v, b, 1]
+                in_air0 = jounce[v, w0] == 0.0
+                in_air1 = jounce[v, w1] == 0.0
+                if in_air0 and in_air1:
+                    continue
+                m = (jounce[v, w0] - jounce[v, w1]) * kb
+                for side in range(2):
+                    w = w0 if side == 0 else w1
+                    fm = -m if side == 0 else m
+                    if (in_air0 if side == 0 else in_air1):
+                        continue
+                    fx, fy, fz = g[v, w, G_TDIR] * fm, g[v, w, G_TDIR + 1] * fm, g[v, w, G_TDIR + 2] * fm
+                    mx, my, mz = attachment_point(g[v], w, sfa[v, w, 0], sfa[v, w, 1], sfa[v, w, 2])
+                    tbx += my * fz - mz * fy
+                    tby += mz * fx - mx * fz
+                    tbz += mx * fy - my * fx
+            arb[v, 0], arb[v, 1], arb[v, 2] = qrot(bx, by, bz, bw, tbx, tby, tbz)
+
+
+@njit(**_JIT)
+def _fused_one(
+    mode, limit, axes, signs, lat_axis, g, steer, plane, hit, b_pos, b_quat, gravity, ext_force, ext_torque,
+    dt, vehicle_mass, tables_x, tables_nb, toe_y, camber_y, tfa_y, sfa_y, bars_w, bars_k,
+    jounce, jounce_speed, separation, toe, camber, tfa, sfa, force, torque, normal_force, arb,
+):  # pragma: no cover - compiled
+    """:func:`_fused_batch` on one vehicle: its arrays as a batch of one (views, no copies)."""
+    _fused_batch(
+        np.full(1, mode), np.full(1, limit), axes, signs, lat_axis, g[None], steer[None], plane[None],
+        hit[None], b_pos[None], b_quat[None], gravity, ext_force[None], ext_torque[None], dt,
+        np.full(1, vehicle_mass),
+        tables_x[None], tables_nb[None], toe_y[None], camber_y[None], tfa_y[None], sfa_y[None], bars_w[None],
+        bars_k[None], np.full(1, bars_k.shape[0]), jounce[None], jounce_speed[None], separation[None],
+        toe[None], camber[None], tfa[None], sfa[None], force[None], torque[None], normal_force[None],
+        arb[None],
+    )
+
 
 def frame_axes(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
     """World index (3,) int64 and sign (3,) of the frame's lng, lat and vrt axes."""
@@ -483,16 +484,12 @@ def suspension_update_fused(
     previous state in). Equals, per wheel, ``suspension_state_update`` then
     ``suspension_compliance_update``, ``suspension_force_update`` and ``anti_roll_force_update``.
     """
-    ext = np.empty((3, 3))
-    ext[0] = gravity
-    ext[1] = external_force
-    ext[2] = external_torque
-    _fused(
+    _fused_one(
         packed.mode, packed.limit, packed.axes, packed.signs, packed.lat_axis, packed.geometry,
         _f64(steer), _f64(plane), np.ascontiguousarray(hit_state, dtype=np.bool_), _f64(body_pos),
-        _f64(body_quat), ext, float(dt), float(vehicle_mass),
-        packed.tables_x, packed.tables_nb, packed.toe_y, packed.camber_y, packed.tfa_y, packed.sfa_y,
-        packed.bars_w, packed.bars_k, *out,
+        _f64(body_quat), _f64(gravity), _f64(external_force), _f64(external_torque), float(dt),
+        float(vehicle_mass), packed.tables_x, packed.tables_nb, packed.toe_y, packed.camber_y, packed.tfa_y,
+        packed.sfa_y, packed.bars_w, packed.bars_k, *out,
     )
 
 

@@ -4,10 +4,9 @@ every vehicle of a fleet in one compiled call.
 A fleet (:mod:`simcore.fleet`) stores each state kind once, with a leading vehicle axis
 (``fleet.states.suspension.jounce`` is ``(n_vehicles, n_wheels)``). :class:`SuspensionBatchComponent`
 packs every vehicle's params into arrays with that same leading axis and runs
-:func:`simcore.suspension._fast._fused_batch`, which calls the single-vehicle fused kernel
-:func:`~simcore.suspension._fast._fused` on each vehicle's rows. The per-vehicle arithmetic is
-therefore the single-vehicle component's, to the bit; only the Python work (packing, argument
-checks, the kernel dispatch) is shared.
+:func:`simcore.suspension._fast._fused_batch`, the kernel the single-vehicle component runs on a
+batch of one. The per-vehicle arithmetic is therefore the single-vehicle component's, to the
+bit; only the Python work (packing, argument checks, the kernel dispatch) is shared.
 
 Every case the reference component handles is covered: raycast and sweep jounce, the expansion
 velocity limit, multi-point compliance tables, anti-roll bars (any count per vehicle: the arrays

@@ -2,9 +2,9 @@
 fleet in one compiled call.
 
 :class:`TireBatchComponent` packs every vehicle's tire params into arrays with a leading vehicle
-axis and runs :func:`simcore.tire._fast._fused_batch`, which calls the single-vehicle fused kernel
-:func:`~simcore.tire._fast._fused` on each vehicle's rows of ``fleet.states``. The per-vehicle
-arithmetic is the single-vehicle component's, to the bit.
+axis and runs :func:`simcore.tire._fast._fused_batch` over ``fleet.states``: the kernel the
+single-vehicle component runs on a batch of one, so the per-vehicle arithmetic is the same, to
+the bit.
 
 The reference component has no case its fused kernel leaves to the plain functions (directions,
 contact speeds, slips, camber, grip, sticky state and the Michigan force model are all in the

@@ -14,7 +14,7 @@ import pytest
 
 from simcore import Fleet, Scene
 from simcore.drivetrain.engine_drive.vehicles import tank_params, truck_params
-from simcore.limits import SimulationDiverged
+from simcore.limits import MAX_ENGINE_SPEED, MAX_WHEEL_SPEED, SimulationDiverged
 from simcore.presets import load_preset
 from simcore.scenarios import SCENARIOS
 from simcore.vehicle import Vehicle, VehicleParams
@@ -183,6 +183,25 @@ def test_a_diverging_member_is_named():
     message = r"^c: simulation diverged at step 1: wheel 1 rotation_speed"
     with pytest.raises(SimulationDiverged, match=message):
         fleet.step(1.0 / 60.0)
+
+
+@pytest.mark.parametrize("field", ["wheel_speed", "lin", "ang", "pos", "quat", "engine"])
+def test_the_bounds_test_finds_the_first_vehicle_out_of_bounds(field):
+    from simcore.fleet.fleet import _k_first_diverged
+
+    n = 4
+    arrays = {"wheel_speed": np.full((n, 4), 100.0), "lin": np.full((n, 3), 10.0),
+              "ang": np.full((n, 3), 1.0), "pos": np.zeros((n, 3)),
+              "quat": np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)), "engine": np.full(n, 500.0)}
+    # The speed bounds squared, with the speeds exactly at them: still within bounds.
+    limits = (MAX_WHEEL_SPEED, 3 * 10.0**2, 3 * 1.0**2, MAX_ENGINE_SPEED)
+    assert _k_first_diverged(*arrays.values(), *limits) == -1
+    assert _k_first_diverged(*list(arrays.values())[:-1], np.zeros(0), *limits) == -1
+    for bad in (np.nan, np.inf, 1e9):
+        broken = {k: v.copy() for k, v in arrays.items()}
+        broken[field][2, ...] = bad if field not in ("pos", "quat") else np.nan
+        broken[field][3, ...] = bad if field not in ("pos", "quat") else np.inf
+        assert _k_first_diverged(*broken.values(), *limits) == 2, (field, bad)
 
 
 def test_names_must_be_unique_and_one_per_vehicle():
