@@ -34,8 +34,9 @@ stderr, once per process, before compiling starts — ``pvdkit: compiling kernel
 
 Compiling ahead (:func:`warm_in_background`): numba compiles one function at a time per
 process, so a command that knows which kernels it will need *later* can have a second process
-compile them into the cache meanwhile (``pvdkit record`` to ``.h5``: pvdkit's index kernels,
-needed once the first frame is stored, while the simulator's compile for the first step).
+compile them into the cache meanwhile (``pvdkit record``: pvdkit's index kernels, needed once
+the first frame is stored, then the simulator's from the end of its sequence backwards, while
+this process compiles the first step's from the front).
 
 Standard library only at import; numba is imported by :func:`njit` when a kernel module is.
 """
@@ -239,11 +240,11 @@ def notice_if_cold(kernels: Iterable[Any], seconds: float) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def warm_in_background(target: str) -> subprocess.Popen | None:
-    """Run ``target`` (``"module:function"``, no arguments) in a new Python process with this
-    process's interpreter, import path and environment, to compile kernels into the cache while
-    this process does other work; its output is discarded. Returns the process (None if it
-    could not start). :func:`wait_for` it before using those kernels if they may not be
+def warm_in_background(target: str, *args: str) -> subprocess.Popen | None:
+    """Run ``target`` (``"module:function"``, called with the strings ``args``) in a new Python
+    process with this process's interpreter, import path and environment, to compile kernels
+    into the cache while this process does other work; its output is discarded. Returns the
+    process (None if it could not start). :func:`wait_for` it before using those kernels if they may not be
     ready (they then load from the cache instead of compiling a second time), :func:`stop` it
     at the end."""
     import subprocess
@@ -254,7 +255,7 @@ def warm_in_background(target: str) -> subprocess.Popen | None:
     if where is not None:
         env["NUMBA_CACHE_DIR"] = where  # this process's directory, whichever fallback it is
     try:
-        return subprocess.Popen([sys.executable, "-m", "pvdkit.jit", "warm", target], env=env,
+        return subprocess.Popen([sys.executable, "-m", "pvdkit.jit", "warm", target, *args], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
     except OSError:
@@ -284,13 +285,13 @@ def stop(process: subprocess.Popen | None, timeout: float = 30.0) -> None:
 
 
 def _main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] != "warm" or ":" not in argv[1]:
-        print("usage: python -m pvdkit.jit warm MODULE:FUNCTION", file=sys.stderr)
+    if len(argv) < 2 or argv[0] != "warm" or ":" not in argv[1]:
+        print("usage: python -m pvdkit.jit warm MODULE:FUNCTION [ARGUMENT ...]", file=sys.stderr)
         return 2
     import importlib
 
     module, function = argv[1].split(":", 1)
-    getattr(importlib.import_module(module), function)()
+    getattr(importlib.import_module(module), function)(*argv[2:])
     return 0
 
 

@@ -519,18 +519,19 @@ H5_COLD_SECONDS = 5.0
 def prepare_kernels(vehicle: Any, out: str | os.PathLike | None, physx: bool | None
                     ) -> subprocess.Popen | None:
     """Before a cold ``pvdkit record`` compiles (its kernels are not in numba's cache yet):
-    print the first-run message (:func:`pvdkit.jit.notice_if_cold`) and, for an ``.h5`` output,
-    compile pvdkit's recording kernels in a second process (:func:`warm_h5_kernels`) while this
-    one compiles the simulator's — they are needed only when the first frame is stored, after
-    the first step, by which time they are in the cache. Only on a command line (notices on).
-    Returns that process (pass it to :func:`pvdkit.jit.stop` when done), or None."""
+    print the first-run message (:func:`pvdkit.jit.notice_if_cold`) and compile in a second
+    process (:func:`warm_record_kernels`) what this one needs later — for an ``.h5`` output
+    pvdkit's recording kernels, needed when the first frame is stored, then the simulator's from
+    the end of its sequence backwards while this process compiles them from the front: each
+    finds in numba's cache what the other wrote. Only on a command line (notices on). Returns
+    that process (pass it to :func:`pvdkit.jit.stop` when done), or None."""
     from pvdkit import jit
 
     if not jit.notices_enabled():
         return None
-    helper = None
     kernels: list[Any] = []
     seconds = 0.0
+    simulator_cold = False
     if not _is_motorcycle(vehicle):  # the motorcycle model is numpy only
         from simcore.suspension._fast import _fused_batch as suspension
         from simcore.tire._fast import _fused_batch as tire
@@ -540,21 +541,63 @@ def prepare_kernels(vehicle: Any, out: str | os.PathLike | None, physx: bool | N
             from simcore.physx_actor.components import _k_end
 
             kernels.append(_k_end)
-        if not all(jit.is_cached(k) is not False for k in kernels):
+        simulator_cold = not all(jit.is_cached(k) is not False for k in kernels)
+        if simulator_cold:
             seconds += COLD_SECONDS["engine" if _engine_car(vehicle) else "direct"]
     path = Path(out) if out is not None else Path("x.h5")
+    h5_cold = False
     if path.suffix.lower() in (".h5", ".hdf5"):
         from pvdkit.index.kernels import index_rows
         from pvdkit.ovd.kernels import scan
 
-        if not all(jit.is_cached(k) is not False for k in (scan, index_rows)):
+        h5_cold = not all(jit.is_cached(k) is not False for k in (scan, index_rows))
+        if h5_cold:
             kernels += [scan, index_rows]
-            if seconds > 0.0:
-                helper = jit.warm_in_background(f"{__name__}:warm_h5_kernels")
-            if helper is None:
-                seconds += H5_COLD_SECONDS
+    helper = None
+    if simulator_cold:
+        helper = jit.warm_in_background(f"{__name__}:warm_record_kernels", _vehicle_arg(vehicle),
+                                        {None: "", True: "1", False: "0"}[physx], "1" if h5_cold else "0")
+    if h5_cold and helper is None:
+        seconds += H5_COLD_SECONDS
     jit.notice_if_cold(kernels, seconds)
     return helper
+
+
+def _vehicle_arg(vehicle: Any) -> str:
+    """``vehicle`` as :func:`warm_record_kernels` takes it: a preset name or a file's path ("" for
+    the default car; a params object, from library use, warms the default car's kernels)."""
+    return os.fspath(vehicle) if isinstance(vehicle, str | os.PathLike) else ""
+
+
+def warm_record_kernels(vehicle: str = "", physx: str = "", h5: str = "0") -> None:
+    """Compile what a cold ``pvdkit record`` of ``vehicle`` (a preset name or a file, "" for the
+    default car; ``physx`` "", "1" or "0" for its ``--physx`` None, True, False) needs late:
+    pvdkit's ``.h5`` recording kernels first when ``h5`` is "1" (:func:`warm_h5_kernels`), then
+    the simulator's, one component of the vehicle's sequence at a time from the last: the
+    command compiles from the first, and each process loads from numba's cache what the other
+    already compiled. Run in a second process by :func:`prepare_kernels`; a component that
+    cannot run on a fresh vehicle is left for the command to compile."""
+    if h5 == "1":
+        warm_h5_kernels()
+    if _is_motorcycle(vehicle or None):  # numpy only: nothing to compile
+        return
+    from simcore.vehicle import Vehicle
+
+    params, _ = load_vehicle_params(vehicle or None)
+    if hasattr(params, "make_vehicle"):  # a Stingray vehicle: its own sequence, compiled by the command
+        return
+    context = None
+    if physx == "1" or physx == "":
+        from simcore.physx_actor import physx_setup
+
+        params, context = physx_setup(params)
+    car = Vehicle(params, context=context)
+    fleet = car.fleet
+    for entry in reversed(fleet.sequence.entries()):
+        try:
+            entry.component.update(DEFAULT_DT / 3, fleet.context)
+        except Exception:  # noqa: BLE001 - a warm-up only: the command compiles what this could not
+            continue
 
 
 def _engine_car(vehicle: Any) -> bool:

@@ -25,8 +25,8 @@ def cold(monkeypatch):
     """Every kernel cold; a second process that is only noted; notices on a captured stream."""
     started: list[str] = []
 
-    def warm(target: str):
-        started.append(target)
+    def warm(target: str, *args: str):
+        started.append((target, *args))
         return FakeProcess()
 
     monkeypatch.setattr(jit, "is_cached", lambda kernel: False)
@@ -37,19 +37,20 @@ def cold(monkeypatch):
     jit.disable_notices()
 
 
-def test_cold_h5_says_so_and_compiles_pvdkits_kernels_alongside(cold):
+def test_cold_h5_says_so_and_compiles_alongside(cold):
+    """The second process compiles pvdkit's recording kernels, then the simulator's from the end."""
     out, started = cold
     helper = rec.prepare_kernels(None, "x.h5", None)
     assert isinstance(helper, FakeProcess)
-    assert started == ["simcore.cli.record:warm_h5_kernels"]
+    assert started == [("simcore.cli.record:warm_record_kernels", "", "", "1")]
     seconds = round(rec.COLD_SECONDS["direct"])
     assert out.getvalue() == f"pvdkit: compiling kernels, first run only — about {seconds} s\n"
 
 
-def test_cold_ovd_compiles_only_the_simulator_and_an_engine_car_takes_longer(cold):
+def test_cold_ovd_compiles_the_simulator_alongside_and_an_engine_car_takes_longer(cold):
     out, started = cold
-    assert rec.prepare_kernels("sedan_engine", "x.ovd", None) is None
-    assert started == []
+    assert isinstance(rec.prepare_kernels("sedan_engine", "x.ovd", False), FakeProcess)
+    assert started == [("simcore.cli.record:warm_record_kernels", "sedan_engine", "0", "0")]
     assert out.getvalue().endswith(f"about {round(rec.COLD_SECONDS['engine'])} s\n")
 
 
@@ -77,6 +78,48 @@ def test_the_motorcycle_compiles_nothing_of_the_simulator(cold):
     out, started = cold
     assert rec.prepare_kernels("motorcycle", "x.ovd", None) is None
     assert out.getvalue() == "" and started == []
+
+
+@pytest.mark.parametrize(("vehicle", "physx"), [("", ""), ("sedan_engine", "0")])
+def test_warm_record_kernels_runs_the_vehicles_sequence_from_its_end(monkeypatch, vehicle, physx):
+    """Each component of the vehicle :func:`record` builds runs once, last first (so that the
+    command, which compiles from the first, meets it in the middle)."""
+    from simcore.component import ComponentSequence
+
+    ran: list[str] = []
+    entries = ComponentSequence.entries
+
+    def watched(self):
+        out = entries(self)
+        for e in out:
+            def update(dt, context, real=e.component.update, name=e.name):
+                ran.append(name)
+                return real(dt, context)
+
+            e.component.update = update
+        return out
+
+    monkeypatch.setattr(ComponentSequence, "entries", watched)
+    rec.warm_record_kernels(vehicle, physx, "0")
+    from simcore.vehicle import Vehicle
+
+    params, context = _setup(vehicle, physx)
+    names = [e.name for e in entries(Vehicle(params, context=context).fleet.sequence)]
+    assert ran == names[::-1]
+    assert ("physx_actor_end" in ran) == (physx == "")
+
+
+def test_warm_record_kernels_skips_the_motorcycle():
+    rec.warm_record_kernels("motorcycle", "", "0")  # numpy only: nothing to run
+
+
+def _setup(vehicle: str, physx: str):
+    params, _ = rec.load_vehicle_params(vehicle or None)
+    if physx == "":
+        from simcore.physx_actor import physx_setup
+
+        return physx_setup(params)
+    return params, None
 
 
 def test_warm_h5_kernels_records_a_stream(tmp_path, monkeypatch):
