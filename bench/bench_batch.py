@@ -179,7 +179,7 @@ def _without_block_runs(active: bool) -> Iterator[None]:
 
     runs_of = h5writer._PreparedRun.of
     if active:
-        h5writer._PreparedRun.of = staticmethod(lambda parts, n_series: None)  # type: ignore[method-assign]
+        h5writer._PreparedRun.of = staticmethod(lambda parts, plan_of: None)  # type: ignore[method-assign]
     try:
         yield
     finally:

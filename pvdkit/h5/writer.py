@@ -276,16 +276,10 @@ class H5Writer:
             self._series_family = np.concatenate([self._series_family, b.series.family])
             self._series_path = np.concatenate([self._series_path, b.series.path])
         n_series = len(self._series_family)
-        run = _PreparedRun.of(parts, n_series)
-        if run is not None:  # the block's frames are laid out once for all of them
-            source = _sample_source(batches)
-            plan = self._plan_samples(source, n_series)
-            run.plan = self._plan_samples(run.one_frame(), n_series)
-            if not run.fits():
-                run = None
-        if run is None:
-            source = _sample_source(parts)
-            plan = self._plan_samples(source, n_series)
+        # A block's frames laid out once for all of them; the rest sample by sample.
+        run = _PreparedRun.of(parts, lambda one: self._plan_samples(one, n_series))
+        source = _sample_source(batches if run is not None else parts)
+        plan = self._plan_samples(source, n_series)
         keys = sorted(set(plan.keys) | (set(run.plan.keys) if run is not None else set()))
         new_pools = [k for k in keys if k not in self._pools]
         if new_pools:  # every dataset the batch needs exists before anything of it is written
@@ -788,15 +782,18 @@ class _PreparedRun:
     frame, into the rows — and the order — the general path gives.
     """
 
-    def __init__(self, layout: PreparedLayout, frames: list[PreparedFrame]) -> None:
+    def __init__(self, layout: PreparedLayout, frames: list[PreparedFrame], plan: _SamplePlan) -> None:
         self.layout = layout
         self.frames = frames
-        self.plan: _SamplePlan | None = None  # the layout's plan, over one frame
-        self._buffer: np.ndarray | None = None
+        self.plan = plan  # the layout's plan, over one frame
+        # Every frame's payload, end to end.
+        self.buffer = _cat([f.payload for f in frames], np.dtype("u1"))
 
     @staticmethod
-    def of(parts: Sequence[Batch | PreparedFrame], n_series: int) -> _PreparedRun | None:
-        """The run of ``parts``, or None when the general path must take them."""
+    def of(parts: Sequence[Batch | PreparedFrame], plan_of: Callable[[_SampleSource], _SamplePlan]
+           ) -> _PreparedRun | None:
+        """The run of ``parts`` (``plan_of`` plans samples as the writer does), or None when the
+        general path must take them."""
         frames = [p for p in parts if isinstance(p, PreparedFrame)]
         if not frames:
             return None
@@ -804,15 +801,24 @@ class _PreparedRun:
         if any(f.layout is not layout for f in frames):
             return None
         series = layout.series
-        if not len(series) or int(series.min()) < 0 or int(series.max()) >= n_series:
+        if not len(series) or int(series.min()) < 0:
             return None
-        taken = np.zeros(n_series, bool)
+        taken = np.zeros(int(series.max()) + 1, bool)
         taken[series] = True
         if np.count_nonzero(taken) != len(series):  # a series written twice per frame
             return None
-        if any(isinstance(p, Batch) and taken[p.attr_series].any() for p in parts):
+        for p in parts:
+            if isinstance(p, Batch):
+                mine = p.attr_series[p.attr_series < len(taken)]
+                if taken[mine].any():
+                    return None
+        n = layout.nb_commands
+        one_frame = _SampleSource(frames[0].payload, layout.kind, np.zeros(n, np.int32), layout.sizes,
+                                  layout.offsets, np.arange(n, dtype=np.int32), series)
+        plan = plan_of(one_frame)
+        if any(k <= 0 for _, _, k in plan.keys):  # a pool of variable-size samples
             return None
-        return _PreparedRun(layout, frames)
+        return _PreparedRun(layout, frames, plan)
 
     @property
     def nb_frames(self) -> int:
@@ -822,22 +828,9 @@ class _PreparedRun:
     def nb_samples(self) -> int:
         return len(self.frames) * self.layout.nb_commands
 
-    def one_frame(self) -> _SampleSource:
-        """The samples of one frame of the block (what the plan is made of)."""
-        lay = self.layout
-        n = lay.nb_commands
-        return _SampleSource(self.frames[0].payload, lay.kind, np.zeros(n, np.int32), lay.sizes, lay.offsets,
-                             np.arange(n, dtype=np.int32), lay.series)
-
-    def fits(self) -> bool:
-        """True when every series of the block goes to a pool of fixed-size samples."""
-        assert self.plan is not None
-        return all(k > 0 for _, _, k in self.plan.keys)
-
     def merge(self, seg: np.ndarray, mine: np.ndarray, pool: int) -> np.ndarray:
         """Pool ``pool``'s segments: the batch's ``seg`` and one per series of the block in it
         (``mine``: a mask over the plan's series), by ascending series."""
-        assert self.plan is not None
         own = np.zeros(int(np.count_nonzero(mine)), SEGMENT_DTYPE)
         own["series"], own["pool"], own["count"] = self.plan.present[mine], pool, self.nb_frames
         both = np.concatenate([seg, own])
@@ -847,7 +840,7 @@ class _PreparedRun:
                         series: np.ndarray, counts: np.ndarray, mine: np.ndarray) -> None:
         """Append one pool's rows: the block's series ``mine`` (every frame of each) and the
         batch's ``rows`` (of ``series``, ``counts`` rows each), series after series."""
-        assert self.plan is not None and "ops" not in g and "starts" not in g
+        assert "ops" not in g and "starts" not in g  # the block's series are fixed-size "set" samples
         K = _kernels()
         vals = g["values"]
         dt = vals.dtype
@@ -855,12 +848,9 @@ class _PreparedRun:
         own = self.plan.present[mine]
         column = self.plan.rows[self.plan.starts[own]]  # each series' command in the block
         lay, k = self.layout, self.nb_frames
-        if self._buffer is None:  # every frame's payload, end to end
-            self._buffer = _cat([f.payload for f in self.frames], np.dtype("u1"))
-        buffer = self._buffer
         offsets = (lay.offsets[column][:, None] + np.arange(k, dtype=np.int64)[None, :] * lay.payload_bytes)
         frames = np.tile(np.array([f.frame for f in self.frames], np.int32), len(own))
-        data = K.gather_fixed(buffer, offsets.reshape(-1), size)
+        data = K.gather_fixed(self.buffer, offsets.reshape(-1), size)
         if len(rows):  # the batch's series of this pool, each before the block's series above it
             at = np.repeat(np.searchsorted(own, series) * k, counts)
             frames = np.insert(frames, at, src.frame[rows].astype(np.int32))
