@@ -252,16 +252,9 @@ def record(
         raise RecordError(str(exc)) from None
     params, label = load_vehicle_params(vehicle)
     nb_substeps = int(substeps) if substeps is not None else DEFAULT_NB_SUBSTEPS
-    context = None
-    if physx and hasattr(params, "make_vehicle"):
-        raise RecordError("--physx: a Stingray description runs its own vehicle model; use a preset or "
-                          "a PhysX vehicle JSON")
-    if physx or (physx is None and not hasattr(params, "make_vehicle")):
-        from simcore.physx_actor import physx_setup
-
-        params, context = physx_setup(params)
-        if substeps is not None:  # an explicit count replaces Omni PhysX's speed rule
-            context = replace(context, substep_rule=None)
+    params, context = _with_physx_actor(params, physx)
+    if context is not None and substeps is not None:  # an explicit count replaces Omni PhysX's speed rule
+        context = replace(context, substep_rule=None)
     if fleet_run:
         return _record_fleet(params, label, sc, vehicles, spacing, vary, duration=duration, dt=dt,
                              nb_substeps=nb_substeps, out=out, timestamps=timestamps, progress=progress,
@@ -274,6 +267,20 @@ def record(
         car = Vehicle(params, context=context, nb_substeps=nb_substeps)
     return _run_and_record(car, car, label, f"{label}_{sc.name}", sc, duration=duration, dt=dt, out=out,
                            timestamps=timestamps, progress=progress)
+
+
+def _with_physx_actor(params: Any, physx: bool | None) -> tuple[Any, Any]:
+    """``(params, context)`` as ``--physx`` asks (see :func:`record`): with the PhysX actor layer
+    (:func:`simcore.physx_actor.physx_setup`) for True, and for None on Vehicle2 vehicles; else
+    the params as they are and no context."""
+    if physx and hasattr(params, "make_vehicle"):
+        raise RecordError("--physx: a Stingray description runs its own vehicle model; use a preset or "
+                          "a PhysX vehicle JSON")
+    if physx or (physx is None and not hasattr(params, "make_vehicle")):
+        from simcore.physx_actor import physx_setup
+
+        return physx_setup(params)
+    return params, None
 
 
 def _run_and_record(subject: Any, one: Any, label: str, stem: str, sc: Any, *, duration: float | None,
@@ -556,11 +563,16 @@ def prepare_kernels(vehicle: Any, out: str | os.PathLike | None, physx: bool | N
     helper = None
     if simulator_cold:
         helper = jit.warm_in_background(f"{__name__}:warm_record_kernels", _vehicle_arg(vehicle),
-                                        {None: "", True: "1", False: "0"}[physx], "1" if h5_cold else "0")
+                                        _PHYSX_TEXT[physx], "1" if h5_cold else "0")
     if h5_cold and helper is None:
         seconds += H5_COLD_SECONDS
     jit.notice_if_cold(kernels, seconds)
     return helper
+
+
+#: ``--physx`` None / True / False as the text a second process is given, and back.
+_PHYSX_TEXT = {None: "", True: "1", False: "0"}
+_PHYSX_ARG = {text: value for value, text in _PHYSX_TEXT.items()}
 
 
 def _vehicle_arg(vehicle: Any) -> str:
@@ -586,11 +598,7 @@ def warm_record_kernels(vehicle: str = "", physx: str = "", h5: str = "0") -> No
     params, _ = load_vehicle_params(vehicle or None)
     if hasattr(params, "make_vehicle"):  # a Stingray vehicle: its own sequence, compiled by the command
         return
-    context = None
-    if physx == "1" or physx == "":
-        from simcore.physx_actor import physx_setup
-
-        params, context = physx_setup(params)
+    params, context = _with_physx_actor(params, _PHYSX_ARG[physx])
     car = Vehicle(params, context=context)
     fleet = car.fleet
     for entry in reversed(fleet.sequence.entries()):

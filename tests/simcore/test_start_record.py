@@ -103,7 +103,8 @@ def test_warm_record_kernels_runs_the_vehicles_sequence_from_its_end(monkeypatch
     rec.warm_record_kernels(vehicle, physx, "0")
     from simcore.vehicle import Vehicle
 
-    params, context = _setup(vehicle, physx)
+    params, context = rec._with_physx_actor(rec.load_vehicle_params(vehicle or None)[0],
+                                            rec._PHYSX_ARG[physx])
     names = [e.name for e in entries(Vehicle(params, context=context).fleet.sequence)]
     assert ran == names[::-1]
     assert ("physx_actor_end" in ran) == (physx == "")
@@ -111,15 +112,6 @@ def test_warm_record_kernels_runs_the_vehicles_sequence_from_its_end(monkeypatch
 
 def test_warm_record_kernels_skips_the_motorcycle():
     rec.warm_record_kernels("motorcycle", "", "0")  # numpy only: nothing to run
-
-
-def _setup(vehicle: str, physx: str):
-    params, _ = rec.load_vehicle_params(vehicle or None)
-    if physx == "":
-        from simcore.physx_actor import physx_setup
-
-        return physx_setup(params)
-    return params, None
 
 
 def test_warm_h5_kernels_records_a_stream(tmp_path, monkeypatch):
