@@ -106,8 +106,7 @@ def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24,
         PreparedColumn(bodies, pos), PreparedColumn(bodies, gear),
         PreparedColumn(wheels, speed), PreparedColumn(wheels, force, 1),
     ])
-    clock_block_on = clock_block
-    clock_block = w.prepare_attributes(1, [PreparedColumn([1], clock)])
+    clock_prepared = w.prepare_attributes(1, [PreparedColumn([1], clock)])
     rng = np.random.default_rng(7)
     for f in range(frames):
         w.start_frame(1, f + 1)
@@ -116,7 +115,7 @@ def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24,
         for view in block.views:
             view[...] = rng.integers(0, 50, size=view.shape) if view.dtype.kind == "u" else rng.normal(
                 size=view.shape)
-        if not clock_block_on:  # samples in the pools of the block's series, before and after them
+        if not clock_block:  # samples in the pools of the block's series, before and after them
             w.set_attribute(1, int(wheels[0]), temp, float(f))
         w.write_prepared(block)
         if f == 7:  # an ordinary write into a block's series, in the same batch
@@ -128,9 +127,9 @@ def _scenario(w: OmniPvdWriter, flush: Callable[[], None], frames: int = 24,
             w.create_object(2, body, 999, "late")
             w.set_attribute(2, 999, pos, [1.0, 2.0, 3.0])
             w.set_attribute(2, int(bodies[0]), gear, 3)  # a context exception in a block series
-        clock_block.views[0][...] = f / 60
-        if clock_block_on:
-            w.write_prepared(clock_block)
+        clock_prepared.views[0][...] = f / 60
+        if clock_block:
+            w.write_prepared(clock_prepared)
         else:
             w.set_attribute(1, 1, clock, f / 60)
             w.set_attribute(1, 1, clock32, f / 60)
