@@ -149,7 +149,18 @@ def _frames_moved(f) -> None:
     fr[n - 400:n] = tail
 
 
-@pytest.mark.parametrize("edit", [_values_changed, _frames_moved])
+def _most_values_changed(f) -> None:
+    """Half the rows of a pool differ, and many frames moved: the counts over dense row flags."""
+    v = f["pools/set_float32x1/values"]
+    v[::2] = v[::2] * 1.5 + 0.25
+    fr = f["pools/set_float32x3/frames"]
+    n = fr.shape[0]
+    tail = fr[n // 2:]
+    tail[::4] = np.maximum(tail[::4] - 1, 0)
+    fr[n // 2:] = tail
+
+
+@pytest.mark.parametrize("edit", [_values_changed, _frames_moved, _most_values_changed])
 @pytest.mark.parametrize("opt", list(OPTIONS))
 def test_shared_layout_pairs_same_as_per_object_path(fleet, tmp_path, edit, opt):
     """B stored exactly as A (same segments and pools) with values, NaN and frames changed in
@@ -159,3 +170,19 @@ def test_shared_layout_pairs_same_as_per_object_path(fleet, tmp_path, edit, opt)
     different = _assert_same(a, b, OPTIONS[opt])
     assert not different["equal"]
     _assert_same(b, a, OPTIONS[opt])
+
+
+@pytest.mark.parametrize("density", [0.0, 0.001, 0.2, 1.0])
+def test_row_counter_counts_set_flags_in_ranges(density):
+    """Sparse flags (binary search) and dense flags (running sum) count alike, empty and
+    reversed ranges included."""
+    from pvdkit.diff.bulk import _Counter
+
+    rng = np.random.default_rng(7)
+    flags = rng.random(5000) < density
+    start = rng.integers(0, 5001, 400)
+    end = rng.integers(0, 5001, 400)
+    want = [int(flags[s:e].sum()) for s, e in zip(start, end, strict=True)]
+    counter = _Counter(flags)
+    assert (counter.running is not None) == (flags.sum() > _Counter.DENSE * len(flags))
+    assert counter.count(start, end).tolist() == want
