@@ -124,8 +124,10 @@ def check_window(res) -> None:
 def _run(args: argparse.Namespace) -> int:
     from pvdkit.diff.engine import compare_files
     from pvdkit.diff.report import format_text, headline, to_json, write_json, write_junit
+    from pvdkit.memory import avoid_huge_pages
 
     _check_arguments(args)
+    avoid_huge_pages()  # this process is the command's own: its memory settings are ours to set
     res = compare_files(args.a, args.b, atol=args.atol, rtol=args.rtol, nan_equal=args.nan_equal,
                         config=args.config, frames=args.frames, align=args.align, plots=args.plots,
                         max_plots=args.max_plots)

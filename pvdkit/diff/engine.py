@@ -48,6 +48,7 @@ from pvdkit.diff.result import (
     SeriesDiff,
 )
 from pvdkit.diff.tolerance import Tolerance
+from pvdkit.memory import cyclic_gc_paused
 from pvdkit.recording import Attribute, Class, ListSeries, Recording, Series
 from pvdkit.types import DataType, PvdError, PvdWarning
 
@@ -877,6 +878,11 @@ def compare_files(a: str, b: str, options: DiffOptions | None = None, *, atol: f
         tc = tc.with_defaults(atol=atol, rtol=rtol, nan_equal=nan_equal)
         window = frames if isinstance(frames, FrameWindow) else FrameWindow.parse(frames)
         options = DiffOptions(tc, window, align or "index")
+    with cyclic_gc_paused():
+        return _compare_files(a, b, options, plots, max_plots)
+
+
+def _compare_files(a: str, b: str, options: DiffOptions, plots: str | None, max_plots: int) -> DiffResult:
     ra, _ = open_recording(str(a), "A")
     try:
         # Byte-identical files (CI comparing a run with its own baseline) are one recording read
