@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pvdkit.memory import avoid_huge_pages, cyclic_gc_paused
+from pvdkit.memory import cyclic_gc_paused
 
 
 def test_avoid_huge_pages_turns_numpy_madvise_off():
