@@ -312,7 +312,8 @@ class H5Stream:
     def _start(self) -> None:
         version = decode_header(bytes(self._pending[:HEADER_SIZE]), self.path)
         self._writer = H5Writer(
-            self.path, version, source_name=os.path.basename(self.path), crash_safe=True, **self._comp
+            self.path, version, source_name=os.path.basename(self.path), crash_safe=True,
+            direct_chunks=True, **self._comp
         )
         self._builder = IndexBuilder(version)
         del self._pending[:HEADER_SIZE]

@@ -21,6 +21,7 @@ from types import ModuleType
 import h5py
 import numpy as np
 
+from pvdkit.h5.chunks import DirectChunks
 from pvdkit.h5.layout import (
     _BYTES,
     _COMMITTED_TABLES,
@@ -90,6 +91,10 @@ class H5Writer:
     multiple-reader (SWMR) mode, whose ordered metadata writes keep the structure consistent,
     and every change SWMR cannot make safely (creating datasets, writing string attributes) is
     made on a copy that is then renamed over the file (atomic). See ``docs/recording-format.md``.
+
+    ``direct_chunks=True`` (with gzip): the pools and the command log are compressed by
+    ISA-L and written as whole chunks (:class:`~pvdkit.h5.chunks.DirectChunks`), about seven
+    times faster than HDF5's own deflate; the file reads the same everywhere.
     """
 
     def __init__(
@@ -101,6 +106,7 @@ class H5Writer:
         compression: str | None = "gzip",
         compression_opts: int | None = 4,
         crash_safe: bool = False,
+        direct_chunks: bool = False,
     ) -> None:
         self.path = os.fspath(target)
         self.crash_safe = crash_safe
@@ -110,6 +116,8 @@ class H5Writer:
             if compression
             else {}
         )
+        # Plain numeric datasets written as whole chunks deflated by ISA-L (see pvdkit.h5.chunks).
+        self._chunks = DirectChunks(compression_opts) if direct_chunks and compression == "gzip" else None
         self._pools: dict[tuple[int, int, int], int] = {}
         self._pool_names: list[str] = []
         self._tables: dict[str, h5py.Dataset] = {}
@@ -240,8 +248,9 @@ class H5Writer:
             name, shape=shape, maxshape=(None, *shape[1:]), dtype=dtype, chunks=chunk, **self._comp
         )
 
-    @staticmethod
-    def _append(ds: h5py.Dataset, rows: np.ndarray) -> int:
+    def _append(self, ds: h5py.Dataset, rows: np.ndarray) -> int:
+        if self._chunks is not None and DirectChunks.suits(ds):
+            return self._chunks.append(ds, rows)
         n0 = ds.shape[0]
         if len(rows):
             ds.resize(n0 + len(rows), axis=0)
@@ -542,7 +551,7 @@ class H5Writer:
             seg["start"] = g["frames"].shape[0] + np.cumsum(seg["count"]) - seg["count"]
             segments.append(seg)
             if run is not None and mine.any():
-                run.write_pool_rows(g, src, prow, series_here, counts[series_here], mine)
+                run.write_pool_rows(self._append, g, src, prow, series_here, counts[series_here], mine)
                 done += len(prow) + int(np.count_nonzero(mine)) * run.nb_frames
                 if progress is not None:
                     progress(done / total)
@@ -836,8 +845,9 @@ class _PreparedRun:
         both = np.concatenate([seg, own])
         return both[np.argsort(both["series"], kind="stable")]
 
-    def write_pool_rows(self, g: dict[str, h5py.Dataset], src: _SampleSource, rows: np.ndarray,
-                        series: np.ndarray, counts: np.ndarray, mine: np.ndarray) -> None:
+    def write_pool_rows(self, append: Callable[[h5py.Dataset, np.ndarray], int], g: dict[str, h5py.Dataset],
+                        src: _SampleSource, rows: np.ndarray, series: np.ndarray, counts: np.ndarray,
+                        mine: np.ndarray) -> None:
         """Append one pool's rows: the block's series ``mine`` (every frame of each) and the
         batch's ``rows`` (of ``series``, ``counts`` rows each), series after series."""
         assert "ops" not in g and "starts" not in g  # the block's series are fixed-size "set" samples
@@ -855,8 +865,8 @@ class _PreparedRun:
             at = np.repeat(np.searchsorted(own, series) * k, counts)
             frames = np.insert(frames, at, src.frame[rows].astype(np.int32))
             data = np.insert(data, at, K.gather_fixed(src.buffer, src.offset[rows], size), axis=0)
-        H5Writer._append(g["frames"], frames)
-        H5Writer._append(vals, data.view(dt).reshape(len(frames), *vals.shape[1:]))
+        append(g["frames"], frames)
+        append(vals, data.view(dt).reshape(len(frames), *vals.shape[1:]))
 
 
 @dataclass
