@@ -62,13 +62,20 @@ class DirectChunks:
             tail = ds[n0 // step * step : n0]
         start = n0 - len(tail)
         rows = np.asarray(rows, ds.dtype).reshape(len(rows), *ds.shape[1:])
-        data = np.concatenate([tail, rows]) if len(tail) else rows
         ds.resize(n0 + len(rows), axis=0)
         zeros = (0,) * (ds.ndim - 1)
-        for lo in range(0, len(data), step):
-            ds.id.write_direct_chunk((start + lo, *zeros), self.compress(data[lo : lo + step], step))
-        kept = len(data) % step
-        self._tails[ds.name] = data[len(data) - kept :].copy() if kept else data[:0]
+        head = step - len(tail)  # the rows that complete the tail's chunk
+        if len(tail):
+            first = np.concatenate([tail, rows[:head]])
+            ds.id.write_direct_chunk((start, *zeros), self.compress(first, step))
+            start, rows = start + step, rows[head:]
+            if not len(rows):
+                self._tails[ds.name] = first if len(first) < step else first[:0]
+                return n0
+        for lo in range(0, len(rows), step):
+            ds.id.write_direct_chunk((start + lo, *zeros), self.compress(rows[lo : lo + step], step))
+        kept = len(rows) % step
+        self._tails[ds.name] = rows[len(rows) - kept :].copy() if kept else rows[:0]
         return n0
 
     def compress(self, rows: np.ndarray, chunk_rows: int) -> bytes:
