@@ -81,11 +81,8 @@ class DirectChunks:
     def compress(self, rows: np.ndarray, chunk_rows: int) -> bytes:
         """One chunk's stored bytes: ``rows`` padded with zeros to ``chunk_rows``, shuffled
         (byte *k* of every element together, as HDF5's shuffle filter does), deflated."""
-        if len(rows) < chunk_rows:
-            full = np.zeros((chunk_rows, *rows.shape[1:]), rows.dtype)
-            full[: len(rows)] = rows
-            rows = full
-        size = rows.dtype.itemsize
-        raw = np.ascontiguousarray(rows).view(np.uint8).reshape(-1, size)
-        shuffled = raw if size == 1 else np.ascontiguousarray(raw.T)
-        return isal_zlib.compress(shuffled, self.level)
+        from pvdkit.h5.shuffle import shuffled  # numba: loaded by the first chunk written
+
+        elements = np.ascontiguousarray(rows).reshape(-1)
+        per_row = elements.size // len(rows) if len(rows) else 1
+        return isal_zlib.compress(shuffled(elements, chunk_rows * per_row), self.level)

@@ -858,9 +858,8 @@ class _PreparedRun:
         own = self.plan.present[mine]
         column = self.plan.rows[self.plan.starts[own]]  # each series' command in the block
         lay, k = self.layout, self.nb_frames
-        offsets = (lay.offsets[column][:, None] + np.arange(k, dtype=np.int64)[None, :] * lay.payload_bytes)
         frames = np.tile(np.array([f.frame for f in self.frames], np.int32), len(own))
-        data = K.gather_fixed(self.buffer, offsets.reshape(-1), size)
+        data = K.gather_frames(self.buffer, lay.offsets[column].astype(np.int64), lay.payload_bytes, k, size)
         if len(rows):  # the batch's series of this pool, each before the block's series above it
             at = np.repeat(np.searchsorted(own, series) * k, counts)
             frames = np.insert(frames, at, src.frame[rows].astype(np.int32))

@@ -310,6 +310,39 @@ def gather_fixed(buf, offsets, size):
 
 
 @njit(cache=True, nogil=True)
+def gather_frames(buf, first, stride, k, size):
+    """Row ``c * k + f``: the ``size`` bytes at ``first[c] + f * stride`` — each column of a
+    block through ``k`` frames laid end to end, ``stride`` bytes apart (a recorder's frames).
+
+    Copied as 32-bit words when every offset and size allows (a fleet's float32 payloads):
+    about twice as fast as :func:`gather_fixed`'s bytes, with no offset per sample."""
+    n = first.shape[0]
+    out = np.empty((n * k, size), np.uint8)
+    aligned = size % 4 == 0 and stride % 4 == 0 and buf.shape[0] % 4 == 0
+    for c in range(n):
+        aligned = aligned and first[c] % 4 == 0
+    if aligned:
+        words = buf.view(np.uint32)
+        flat = out.reshape(-1).view(np.uint32)
+        w, sw = size // 4, stride // 4
+        for c in range(n):
+            base = first[c] // 4
+            for f in range(k):
+                src = base + f * sw
+                dst = (c * k + f) * w
+                for j in range(w):
+                    flat[dst + j] = words[src + j]
+        return out
+    for c in range(n):
+        for f in range(k):
+            src = first[c] + f * stride
+            row = c * k + f
+            for j in range(size):
+                out[row, j] = buf[src + j]
+    return out
+
+
+@njit(cache=True, nogil=True)
 def gather_ragged(buf, offsets, sizes):
     n = offsets.shape[0]
     starts = np.zeros(n + 1, np.int64)

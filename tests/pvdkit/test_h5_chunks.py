@@ -99,3 +99,33 @@ def test_a_recording_stream_writes_its_pools_as_direct_chunks(tmp_path, monkeypa
         assert len(f["log/commits"]) > 3  # chunks continued across commits
     assert {"/log/series", "/log/kind", "/pools/set_float32x3/values"} <= set(chunked)
     assert h5_to_ovd_bytes(h5) == ovd.read_bytes()
+
+
+@pytest.mark.parametrize("dtype", ["u1", "<u2", "<i4", "<f4", "<u8", "<f8"])
+@pytest.mark.parametrize("n", [0, 1, 77, 128])
+def test_shuffled_is_hdf5s_shuffle_of_the_padded_chunk(dtype, n):
+    """The compiled shuffle (4- and 8-byte elements) and numpy's (others) give byte *b* of
+    element *i* at ``b * chunk + i``, zeros past the elements given."""
+    from pvdkit.h5.shuffle import shuffled
+
+    rng = np.random.default_rng(n)
+    elements = rng.integers(0, 256, n * np.dtype(dtype).itemsize, dtype=np.uint8).view(dtype)
+    padded = np.zeros(128, dtype)
+    padded[:n] = elements
+    expected = padded.view(np.uint8).reshape(128, -1).T.reshape(-1)
+    np.testing.assert_array_equal(shuffled(elements, 128), expected)
+
+
+@pytest.mark.parametrize(("size", "stride", "first"), [(4, 40, [0, 8, 36]), (12, 48, [4, 20]),
+                                                      (4, 41, [0, 9]), (3, 40, [1, 5]), (16, 32, [])])
+def test_gather_frames_is_gather_fixed_of_every_frame(size, stride, first):
+    """A block's columns through ``k`` frames (word copies when aligned, bytes otherwise) are
+    the payloads at ``first[c] + f * stride``, column after column."""
+    from pvdkit.index.kernels import gather_fixed, gather_frames
+
+    k = 5
+    buf = np.random.default_rng(size).integers(0, 256, k * stride, dtype=np.uint8)
+    first = np.asarray(first, np.int64)
+    offsets = (first[:, None] + np.arange(k)[None, :] * stride).reshape(-1)
+    expected = gather_fixed(buf, offsets, size)
+    np.testing.assert_array_equal(gather_frames(buf, first, stride, k, size), expected)
