@@ -5,8 +5,8 @@ with; recording 256 vehicles that was ~11 µs per vehicle-step, three times the 
 ISA-L's deflate (the ``isal`` package) writes the same standard zlib stream about seven times
 faster, and HDF5's direct chunk write stores it as it is. The file is unchanged for every
 reader (h5py, ``h5diff``, HDF5 itself): each chunk is what the dataset's own filters — shuffle,
-then deflate — decode. Only plain numeric datasets take this path (the pools and the command
-log, nearly all of a recording's bytes); tables with strings or fields keep h5py's writes.
+then deflate — decode. Datasets of numbers take this path (the pools, the command log and the
+numeric tables: nearly all of a recording's bytes); tables with strings keep h5py's writes.
 """
 
 from __future__ import annotations
@@ -19,6 +19,27 @@ __all__ = ["DirectChunks"]
 
 #: ISA-L's deflate levels; a gzip level above the last maps to it.
 ISAL_LEVELS = range(isal_zlib.ISAL_BEST_SPEED, isal_zlib.ISAL_BEST_COMPRESSION + 1)
+
+
+def _plain_number(dt: np.dtype) -> bool:
+    return dt.fields is None and dt.subdtype is None and dt.kind in "biuf" and dt.byteorder in "<=|"
+
+
+def _stored_as_in_memory(ds: h5py.Dataset) -> bool:
+    """Whether the file's bytes of a row of ``ds`` are numpy's: a plain number, or fields of
+    plain numbers at the same offsets in a type of the same size (what h5py makes of a packed
+    numpy dtype)."""
+    dt = ds.dtype
+    if dt.fields is None:
+        return _plain_number(dt)
+    ftype = ds.id.get_type()
+    if ftype.get_size() != dt.itemsize or ftype.get_nmembers() != len(dt.names):
+        return False
+    for i, name in enumerate(dt.names):
+        field, offset = dt.fields[name][:2]
+        if not _plain_number(field) or ftype.get_member_offset(i) != offset:
+            return False
+    return True
 
 
 class DirectChunks:
@@ -37,8 +58,8 @@ class DirectChunks:
     @staticmethod
     def suits(ds: h5py.Dataset) -> bool:
         """Whether ``ds`` is appended here: chunked along rows only, filtered by exactly
-        shuffle then deflate, of a plain little-endian numeric type."""
-        dt = ds.dtype
+        shuffle then deflate, of little-endian numbers — plain, or fields of numbers laid out
+        in the file as in memory (the tables: segments, frames, series …)."""
         return (
             ds.chunks is not None
             and tuple(ds.chunks[1:]) == tuple(ds.shape[1:])
@@ -46,9 +67,7 @@ class DirectChunks:
             and ds.shuffle
             and not ds.fletcher32
             and ds.scaleoffset is None
-            and dt.fields is None
-            and dt.kind in "biuf"
-            and dt.byteorder in "<=|"
+            and _stored_as_in_memory(ds)
         )
 
     def append(self, ds: h5py.Dataset, rows: np.ndarray) -> int:
@@ -77,6 +96,12 @@ class DirectChunks:
         kept = len(rows) % step
         self._tails[ds.name] = rows[len(rows) - kept :].copy() if kept else rows[:0]
         return n0
+
+    def forget(self, ds: h5py.Dataset) -> None:
+        """Drop what is kept of ``ds``'s last chunk: call after rows of ``ds`` were changed in
+        place through h5py. The next append reads the chunk back (h5py sees its own change)
+        and its direct write replaces the cached chunk, which HDF5 then drops unwritten."""
+        self._tails.pop(ds.name, None)
 
     def compress(self, rows: np.ndarray, chunk_rows: int) -> bytes:
         """One chunk's stored bytes: ``rows`` padded with zeros to ``chunk_rows``, shuffled

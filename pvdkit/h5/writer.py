@@ -248,6 +248,12 @@ class H5Writer:
             name, shape=shape, maxshape=(None, *shape[1:]), dtype=dtype, chunks=chunk, **self._comp
         )
 
+    def _update(self, ds: h5py.Dataset, where: int | slice | np.ndarray, rows: np.ndarray) -> None:
+        """Change rows already appended (a frame's stop, an object's end), in place."""
+        ds[where] = rows
+        if self._chunks is not None:
+            self._chunks.forget(ds)
+
     def _append(self, ds: h5py.Dataset, rows: np.ndarray) -> int:
         if self._chunks is not None and DirectChunks.suits(ds):
             return self._chunks.append(ds, rows)
@@ -412,10 +418,7 @@ class H5Writer:
             at = idx - lo if dense else np.arange(len(idx))
             got["destroyed"][at] = vals[:, 0]
             got["destroy_command"][at] = vals[:, 1]
-            if dense:
-                ds[lo:hi] = got
-            else:
-                ds[idx] = got
+            self._update(ds, slice(lo, hi) if dense else idx, got)
         self._append(ds, rows)
         destroys = []
         for batch in batches:
@@ -450,7 +453,7 @@ class H5Writer:
                 else:
                     row = ds[f]
                     row["stop"], row["stopped"] = t, 1
-                    ds[f] = row
+                    self._update(ds, f, row)
         self._append(ds, rows)
         self._append(self._tables["frame_stops"], _cat(stops, STOP_DTYPE))
 

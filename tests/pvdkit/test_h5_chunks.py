@@ -11,14 +11,27 @@ import pytest
 from pvdkit.h5.chunks import DirectChunks
 
 
+def _random_rows(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    if dtype.fields is None:
+        return (rng.normal(size=shape) * 1000).astype(dtype)
+    rows = np.zeros(shape, dtype)
+    for name in dtype.names:
+        rows[name] = _random_rows(rng, dtype.fields[name][0], shape)
+    return rows
+
+
 def _dataset(f: h5py.File, name: str, dtype, width: tuple[int, ...] = (), chunk_rows: int = 100, **comp):
     comp = comp or {"compression": "gzip", "compression_opts": 1, "shuffle": True}
     return f.create_dataset(name, shape=(0, *width), maxshape=(None, *width), dtype=dtype,
                             chunks=(chunk_rows, *width), **comp)
 
 
+#: A table's row: fields of numbers, packed (as the recording's segments, frames …).
+_TABLE_ROW = np.dtype([("series", "<i8"), ("pool", "<i4"), ("n", "u1")])
+
+
 @pytest.mark.parametrize(("dtype", "width"), [("<f4", ()), ("<f4", (3,)), ("u1", ()), ("<i4", ()),
-                                               ("<u8", (2,)), ("<f8", ())])
+                                               ("<u8", (2,)), ("<f8", ()), (_TABLE_ROW, ())])
 def test_appends_read_back_as_written_by_any_reader(tmp_path, dtype, width):
     """Pieces of every size — inside one chunk, filling it exactly, spanning several — read
     back through HDF5's own filters (shuffle + deflate) as the rows appended, in SWMR mode too."""
@@ -30,7 +43,7 @@ def test_appends_read_back_as_written_by_any_reader(tmp_path, dtype, width):
         ds = _dataset(f, "v", dtype, width)
         f.swmr_mode = True
         for n in (0, 1, 37, 62, 100, 250, 3, 297):
-            rows = (rng.normal(size=(n, *width)) * 1000).astype(dtype)
+            rows = _random_rows(rng, np.dtype(dtype), (n, *width))
             assert chunks.append(ds, rows) == sum(len(e) for e in expected)
             expected.append(rows)
             f.flush()
@@ -67,8 +80,11 @@ def test_a_chunk_is_shuffled_then_deflated():
 def test_only_plain_numeric_shuffle_deflate_datasets_suit(tmp_path):
     with h5py.File(tmp_path / "x.h5", "w") as f:
         assert DirectChunks.suits(_dataset(f, "ok", "<f4", (3,)))
-        assert not DirectChunks.suits(_dataset(f, "fields", np.dtype([("a", "<i4"), ("b", "<f8")])))
+        assert DirectChunks.suits(_dataset(f, "fields", np.dtype([("a", "<i4"), ("b", "<f8")])))
         assert not DirectChunks.suits(_dataset(f, "text", h5py.string_dtype()))
+        assert not DirectChunks.suits(_dataset(f, "fields_with_text", np.dtype([("a", "<i4"),
+                                                                                ("s", h5py.string_dtype())])))
+        assert not DirectChunks.suits(_dataset(f, "array_field", np.dtype([("a", "<i4", (2,))])))
         assert not DirectChunks.suits(_dataset(f, "big_endian", ">f4"))
         assert not DirectChunks.suits(_dataset(f, "lzf", "<f4", compression="lzf", shuffle=True))
         assert not DirectChunks.suits(_dataset(f, "no_shuffle", "<f4", compression="gzip"))
@@ -97,7 +113,7 @@ def test_a_recording_stream_writes_its_pools_as_direct_chunks(tmp_path, monkeypa
     write_large_recording(OvdFileStream(ovd), 2 << 20, vehicles=4)
     with h5py.File(h5, "r") as f:
         assert len(f["log/commits"]) > 3  # chunks continued across commits
-    assert {"/log/series", "/log/kind", "/pools/set_float32x3/values"} <= set(chunked)
+    assert {"/log/series", "/log/kind", "/pools/set_float32x3/values", "/segments", "/frames"} <= set(chunked)
     assert h5_to_ovd_bytes(h5) == ovd.read_bytes()
 
 
@@ -129,3 +145,50 @@ def test_gather_frames_is_gather_fixed_of_every_frame(size, stride, first):
     offsets = (first[:, None] + np.arange(k)[None, :] * stride).reshape(-1)
     expected = gather_fixed(buf, offsets, size)
     np.testing.assert_array_equal(gather_frames(buf, first, stride, k, size), expected)
+
+
+@pytest.mark.parametrize("row", [5, 130])  # in a full chunk, in the kept last chunk
+def test_rows_changed_in_place_survive_the_next_append(tmp_path, row):
+    """A frame's stop arrives after its row was appended; the change, made through h5py, is
+    not lost when the next append rewrites the last chunk."""
+    path = tmp_path / "x.h5"
+    chunks = DirectChunks(1)
+    with h5py.File(path, "w") as f:
+        ds = _dataset(f, "v", "<i4")
+        chunks.append(ds, np.arange(150, dtype="<i4"))
+        ds[row] = -1
+        chunks.forget(ds)
+        chunks.append(ds, np.arange(150, 260, dtype="<i4"))
+        f.flush()
+    expected = np.arange(260)
+    expected[row] = -1
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["v"][()], expected)
+
+
+def test_a_frame_stopped_in_a_later_commit_keeps_its_stop(tmp_path):
+    """End to end: a frame started in one commit and stopped in the next (the writer updates
+    its row in place) reads back stopped, with its stop time."""
+    from pvdkit.h5.stream import H5Stream
+    from pvdkit.recording import Recording
+    from pvdkit.types import DataType
+    from pvdkit.writer import OmniPvdWriter
+
+    path = tmp_path / "rec.h5"
+    stream = H5Stream(path, compact=False, background=False)
+    w = OmniPvdWriter(stream)
+    cls = w.register_class("Body")
+    attr = w.register_attribute(cls, "x", DataType.FLOAT32, 1)
+    w.create_object(1, cls, 7, "body")
+    for frame in range(5):
+        w.start_frame(1, 1000 * frame)
+        w.set_attribute(1, 7, attr, np.float32(frame))
+        stream.flush()  # the frame's row is committed before its stop
+        w.stop_frame(1, 1000 * frame + 500)
+    w.close()
+    with h5py.File(path, "r") as f:
+        frames = f["frames"][()]
+    assert len(frames) >= 5
+    assert frames["stopped"][:5].all()
+    np.testing.assert_array_equal(frames["stop"][:5], [1000 * k + 500 for k in range(5)])
+    Recording.open(path).close()
