@@ -234,7 +234,7 @@ class IndexBuilder:
 
         # Series.
         total_series = series0 + n_series
-        series_counts = s_cnt[:total_series].copy()
+        series_counts = s_cnt[:total_series]  # s_cnt is this batch's own: no copy (1 MB at 131k series)
         series = SeriesTable(
             new_s_life[:n_series].copy(),
             new_s_path[:n_series].astype(np.int32),
