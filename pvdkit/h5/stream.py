@@ -191,7 +191,8 @@ class H5Stream:
             return
         st = self._blocks.get(id(block))
         if st is None or st.block is not block:
-            st = self._blocks[id(block)] = _BlockState(block, self._builder.version)
+            st = self._blocks[id(block)] = _BlockState(block, self._builder.version,
+                                                       self.batch_bytes // max(len(block.buffer), 1) + 2)
         n = st.nbytes
         self.bytes_written += n
         if self._pending:
@@ -330,6 +331,8 @@ class H5Stream:
             return []
         parts = [*self._parts, self._pending]
         self._parts, self._pending = [], bytearray()
+        for st in self._blocks.values():
+            st.new_arena()
         out: list[Batch | PreparedFrame] = []
         raw = bytearray()  # bytes not indexed yet
         for i, part in enumerate(parts):
@@ -544,8 +547,14 @@ class _BlockState:
     """What the stream knows of one prepared block: where its payloads are (tokenized once)
     and, once a write of it was indexed, its :class:`PreparedLayout`."""
 
-    def __init__(self, block: PreparedAttributes, version) -> None:
+    def __init__(self, block: PreparedAttributes, version, frames_per_commit: int) -> None:
         self.block = block  # held, so that its id is not reused while the stream knows it
+        # Captured payloads are the rows of an arena started at each commit, so that a commit's
+        # frames are one array end to end (no copy of them all when it is written; see
+        # pvdkit.h5.writer._end_to_end). Rows never written take no memory.
+        self.frames_per_commit = max(int(frames_per_commit), 1)
+        self._arena: np.ndarray | None = None
+        self._next = 0
         self.buffer = np.frombuffer(block.buffer, np.uint8)
         self.nbytes = len(self.buffer)
         self.template = self.buffer.copy()  # headers never change: only payloads are copied
@@ -580,9 +589,17 @@ class _BlockState:
         src, stride, count, size, _ = run
         return np.lib.stride_tricks.as_strided(buf[src:], shape=(count, size), strides=(stride, 1))
 
+    def new_arena(self) -> None:
+        """The next capture starts an arena (a commit took the frames captured so far)."""
+        self._arena = None
+
     def capture(self) -> np.ndarray:
         """A copy of the block's payloads as they are now (end to end, in command order)."""
-        out = np.empty(self.payload_bytes, np.uint8)
+        if self._arena is None or self._next == len(self._arena):
+            self._arena = np.empty((self.frames_per_commit, self.payload_bytes), np.uint8)
+            self._next = 0
+        out = self._arena[self._next]
+        self._next += 1
         for (_, _, count, size, dst), src in zip(self.runs, self._sources, strict=True):
             out[dst : dst + count * size].view(src.dtype)[...] = src
         return out

@@ -799,7 +799,7 @@ class _PreparedRun:
         self.frames = frames
         self.plan = plan  # the layout's plan, over one frame
         # Every frame's payload, end to end.
-        self.buffer = _cat([f.payload for f in frames], np.dtype("u1"))
+        self.buffer = _end_to_end([f.payload for f in frames])
 
     @staticmethod
     def of(parts: Sequence[Batch | PreparedFrame], plan_of: Callable[[_SampleSource], _SamplePlan]
@@ -920,6 +920,23 @@ def _sample_source(parts: Sequence[Batch | PreparedFrame]) -> _SampleSource:
         _cat(bufs, np.dtype("u1")), _cat(kind, np.dtype("u1")), _cat(frame, np.dtype("<i4")),
         _cat(size, np.dtype("<u4")), _cat(offset, np.dtype("<i8")), rows, _cat(series, np.dtype("<i4")),
     )
+
+
+def _end_to_end(payloads: Sequence[np.ndarray]) -> np.ndarray:
+    """Byte arrays end to end: a view when they already lie end to end in one contiguous array
+    (``H5Stream`` captures a block's frames as the rows of such an arena), else a copy."""
+    first = payloads[0]
+    base = first.base
+    if isinstance(base, np.ndarray) and base.flags.c_contiguous and base.dtype == np.uint8:
+        origin = base.__array_interface__["data"][0]
+        start = at = first.__array_interface__["data"][0]
+        for p in payloads:
+            if p.base is not base or not p.flags.c_contiguous or p.__array_interface__["data"][0] != at:
+                break
+            at += p.size
+        else:
+            return base.reshape(-1)[start - origin : at - origin]
+    return _cat(payloads, np.dtype("u1"))
 
 
 def _cat(parts: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:

@@ -235,3 +235,20 @@ def test_damage_before_a_block_keeps_the_rest_verbatim(tmp_path: Path) -> None:
     assert da == db
     assert h5_to_ovd_bytes(a) == da
     _assert_same_file(a, b)
+
+
+def test_a_commits_frames_are_one_array_without_a_copy():
+    """Payloads captured as consecutive rows of one arena are taken end to end as a view; any
+    other payloads are copied, with the same bytes."""
+    from pvdkit.h5.writer import _end_to_end
+
+    arena = np.arange(5 * 6, dtype=np.uint8).reshape(5, 6)
+    rows = [arena[1], arena[2], arena[3]]
+    whole = _end_to_end(rows)
+    assert np.shares_memory(whole, arena)
+    np.testing.assert_array_equal(whole, np.concatenate(rows))
+    for payloads in ([arena[1], arena[3]], [arena[2], arena[1]], [arena[0], arena[1].copy()],
+                     [np.arange(6, dtype=np.uint8), np.arange(6, 12, dtype=np.uint8)]):
+        out = _end_to_end(payloads)
+        assert not np.shares_memory(out, arena)
+        np.testing.assert_array_equal(out, np.concatenate(payloads))
