@@ -215,7 +215,7 @@ def _with_hdf5_deflate(active: bool) -> Iterator[None]:
     before :class:`pvdkit.h5.chunks.DirectChunks`."""
     from pvdkit.h5.chunks import DirectChunks
 
-    suits = DirectChunks.suits
+    suits = vars(DirectChunks)["suits"]  # the staticmethod itself, restored as it was
     if active:
         DirectChunks.suits = staticmethod(lambda ds: False)  # type: ignore[method-assign]
     try:

@@ -54,6 +54,17 @@ class DirectChunks:
     def __init__(self, level: int | None) -> None:
         self.level = min(max(int(level if level is not None else 1), ISAL_LEVELS.start), ISAL_LEVELS.stop - 1)
         self._tails: dict[str, np.ndarray] = {}  # dataset name -> rows of its partial last chunk
+        self._taken: dict[str, bool] = {}  # dataset name -> whether it suits (asked of h5py once)
+        from pvdkit.h5.shuffle import shuffled  # numba: a recording stream has loaded it already
+
+        self._shuffled = shuffled
+
+    def takes(self, ds: h5py.Dataset) -> bool:
+        """Whether appends to ``ds`` go through here (:meth:`suits`, decided once per dataset)."""
+        taken = self._taken.get(ds.name)
+        if taken is None:
+            taken = self._taken[ds.name] = self.suits(ds)
+        return taken
 
     @staticmethod
     def suits(ds: h5py.Dataset) -> bool:
@@ -106,8 +117,6 @@ class DirectChunks:
     def compress(self, rows: np.ndarray, chunk_rows: int) -> bytes:
         """One chunk's stored bytes: ``rows`` padded with zeros to ``chunk_rows``, shuffled
         (byte *k* of every element together, as HDF5's shuffle filter does), deflated."""
-        from pvdkit.h5.shuffle import shuffled  # numba: loaded by the first chunk written
-
         elements = np.ascontiguousarray(rows).reshape(-1)
         per_row = elements.size // len(rows) if len(rows) else 1
-        return isal_zlib.compress(shuffled(elements, chunk_rows * per_row), self.level)
+        return isal_zlib.compress(self._shuffled(elements, chunk_rows * per_row), self.level)

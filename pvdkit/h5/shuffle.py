@@ -2,8 +2,9 @@
 
 Why: numpy shuffles by a transposed byte copy, ~31 µs per 128 KB chunk here; reading whole
 elements and splitting them with shifts is ~3 µs, which made shuffling the largest cost of a
-fleet recording's commit after deflate. Loaded by :mod:`pvdkit.h5.chunks` on its first chunk
-(numba), so that reading a recording never imports the compiler.
+fleet recording's commit after deflate. Loaded when a :class:`pvdkit.h5.chunks.DirectChunks` is
+made (a recording stream, which uses numba anyway), so that reading a recording never imports
+the compiler.
 """
 
 from __future__ import annotations

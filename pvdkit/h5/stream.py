@@ -191,8 +191,7 @@ class H5Stream:
             return
         st = self._blocks.get(id(block))
         if st is None or st.block is not block:
-            st = self._blocks[id(block)] = _BlockState(block, self._builder.version,
-                                                       self.batch_bytes // max(len(block.buffer), 1) + 2)
+            st = self._blocks[id(block)] = _BlockState(block, self._builder.version, self.batch_bytes)
         n = st.nbytes
         self.bytes_written += n
         if self._pending:
@@ -547,16 +546,17 @@ class _BlockState:
     """What the stream knows of one prepared block: where its payloads are (tokenized once)
     and, once a write of it was indexed, its :class:`PreparedLayout`."""
 
-    def __init__(self, block: PreparedAttributes, version, frames_per_commit: int) -> None:
+    def __init__(self, block: PreparedAttributes, version, batch_bytes: int) -> None:
         self.block = block  # held, so that its id is not reused while the stream knows it
-        # Captured payloads are the rows of an arena started at each commit, so that a commit's
-        # frames are one array end to end (no copy of them all when it is written; see
-        # pvdkit.h5.writer._end_to_end). Rows never written take no memory.
-        self.frames_per_commit = max(int(frames_per_commit), 1)
-        self._arena: np.ndarray | None = None
-        self._next = 0
         self.buffer = np.frombuffer(block.buffer, np.uint8)
         self.nbytes = len(self.buffer)
+        # Captured payloads are the rows of an arena started at each commit (a commit holds at
+        # most ``batch_bytes`` of the stream), so that a commit's frames are one array end to
+        # end: no copy of them all when it is written (pvdkit.h5.writer._end_to_end). Rows never
+        # written take no memory.
+        self.frames_per_commit = batch_bytes // max(self.nbytes, 1) + 2
+        self._arena: np.ndarray | None = None
+        self._next = 0
         self.template = self.buffer.copy()  # headers never change: only payloads are copied
         table = tokenize(self.template, version=version)
         if len(table) == 0 or table.valid_end != self.nbytes or np.any(table.kind != Command.SET_ATTRIBUTE):

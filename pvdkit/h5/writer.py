@@ -92,9 +92,10 @@ class H5Writer:
     and every change SWMR cannot make safely (creating datasets, writing string attributes) is
     made on a copy that is then renamed over the file (atomic). See ``docs/recording-format.md``.
 
-    ``direct_chunks=True`` (with gzip): the pools and the command log are compressed by
-    ISA-L and written as whole chunks (:class:`~pvdkit.h5.chunks.DirectChunks`), about seven
-    times faster than HDF5's own deflate; the file reads the same everywhere.
+    ``direct_chunks=True`` (with gzip): every dataset of numbers — the pools, the command log,
+    the numeric tables — is compressed by ISA-L and written as whole chunks
+    (:class:`~pvdkit.h5.chunks.DirectChunks`), about seven times faster than HDF5's own deflate;
+    the file reads the same everywhere.
     """
 
     def __init__(
@@ -116,7 +117,7 @@ class H5Writer:
             if compression
             else {}
         )
-        # Plain numeric datasets written as whole chunks deflated by ISA-L (see pvdkit.h5.chunks).
+        # Datasets of numbers written as whole chunks deflated by ISA-L (see pvdkit.h5.chunks).
         self._chunks = DirectChunks(compression_opts) if direct_chunks and compression == "gzip" else None
         self._pools: dict[tuple[int, int, int], int] = {}
         self._pool_names: list[str] = []
@@ -255,7 +256,7 @@ class H5Writer:
             self._chunks.forget(ds)
 
     def _append(self, ds: h5py.Dataset, rows: np.ndarray) -> int:
-        if self._chunks is not None and DirectChunks.suits(ds):
+        if self._chunks is not None and self._chunks.takes(ds):
             return self._chunks.append(ds, rows)
         n0 = ds.shape[0]
         if len(rows):
