@@ -38,6 +38,16 @@ def _shuffle8(words, chunk_rows):
     return out
 
 
+@njit(cache=True, nogil=True)
+def _shuffle_rows(rows, chunk_rows):
+    size = rows.shape[1]
+    out = np.zeros(size * chunk_rows, np.uint8)
+    for i in range(rows.shape[0]):
+        for b in range(size):
+            out[b * chunk_rows + i] = rows[i, b]
+    return out
+
+
 def shuffled(elements: np.ndarray, chunk_elements: int) -> np.ndarray:
     """The bytes HDF5's shuffle filter makes of a chunk of ``chunk_elements`` elements whose
     first are ``elements`` (1-D, contiguous, little-endian) and the rest zeros."""
@@ -46,6 +56,4 @@ def shuffled(elements: np.ndarray, chunk_elements: int) -> np.ndarray:
         return _shuffle4(elements.view(np.uint32), chunk_elements)
     if size == 8:
         return _shuffle8(elements.view(np.uint64), chunk_elements)
-    out = np.zeros((size, chunk_elements), np.uint8)
-    out[:, : len(elements)] = elements.view(np.uint8).reshape(-1, size).T
-    return out.reshape(-1)
+    return _shuffle_rows(elements.view(np.uint8).reshape(-1, size), chunk_elements)

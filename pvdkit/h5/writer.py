@@ -120,6 +120,8 @@ class H5Writer:
         # Datasets of numbers written as whole chunks deflated by ISA-L (see pvdkit.h5.chunks).
         self._chunks = DirectChunks(compression_opts) if direct_chunks and compression == "gzip" else None
         self._pools: dict[tuple[int, int, int], int] = {}
+        # id(layout) -> (layout, series count, its one-frame plan or None): see _layout_plan.
+        self._layout_plans: dict[int, tuple[PreparedLayout, int, _LayoutPlan | None]] = {}
         self._pool_names: list[str] = []
         self._tables: dict[str, h5py.Dataset] = {}
         # Each pool's datasets, held open: a dataset handle closed mid-write flushes its chunk
@@ -288,12 +290,12 @@ class H5Writer:
         batches = [p for p in parts if isinstance(p, Batch)]
         regs = [self._registrations(b.registrations) for b in batches]
         path_rows = _cat([self._paths(b.paths) for b in batches], PATH_DTYPE)
-        for b in batches:
-            self._series_family = np.concatenate([self._series_family, b.series.family])
-            self._series_path = np.concatenate([self._series_path, b.series.path])
+        if any(len(b.series) for b in batches):
+            self._series_family = np.concatenate([self._series_family, *(b.series.family for b in batches)])
+            self._series_path = np.concatenate([self._series_path, *(b.series.path for b in batches)])
         n_series = len(self._series_family)
         # A block's frames laid out once for all of them; the rest sample by sample.
-        run = _PreparedRun.of(parts, lambda one: self._plan_samples(one, n_series))
+        run = _PreparedRun.of(parts, lambda layout: self._layout_plan(layout, n_series))
         source = _sample_source(batches if run is not None else parts)
         plan = self._plan_samples(source, n_series)
         keys = sorted(set(plan.keys) | (set(run.plan.keys) if run is not None else set()))
@@ -316,6 +318,7 @@ class H5Writer:
         self._append(self._tables["series"], _cat(series, SERIES_DTYPE))
         self._samples(source, plan, progress, run)
         kinds, sers, excs = [], [], []
+        counts = np.zeros(len(self._counts), np.int64)
         for p in parts:
             if isinstance(p, Batch):
                 kind = p.table.kind
@@ -324,11 +327,13 @@ class H5Writer:
                 cmd, ctx = p.context_exceptions
                 exc = np.zeros(len(cmd), EXCEPTION_DTYPE)
                 exc["command"], exc["context"] = cmd, ctx
+                counts += np.bincount(kind, minlength=len(counts))[: len(counts)]
             else:
                 lay = p.layout
                 kind, ser = lay.kind, lay.log_series
                 exc = np.zeros(len(lay.exceptions), EXCEPTION_DTYPE)
                 exc["command"], exc["context"] = lay.exceptions + p.row0, lay.context
+                counts[Command.SET_ATTRIBUTE] += len(kind)  # a block is SET_ATTRIBUTE commands only
             kinds.append(kind)
             sers.append(ser)
             excs.append(exc)
@@ -336,7 +341,7 @@ class H5Writer:
         self._append(self._tables["log/kind"], kind)
         self._append(self._tables["log/series"], _cat(sers, np.dtype("<i4")))
         self._append(self._tables["log/context_exceptions"], _cat(excs, EXCEPTION_DTYPE))
-        self._counts += np.bincount(kind, minlength=len(self._counts))[: len(self._counts)]
+        self._counts += counts
         self.n_commands += len(kind)
 
     def _registrations(
@@ -476,6 +481,19 @@ class H5Writer:
         return rows
 
     # ------------------------------------------------------------------ samples
+
+    def _layout_plan(self, layout: PreparedLayout, n_series: int) -> _LayoutPlan | None:
+        """The plan of one frame of ``layout`` (None: its frames take the general path).
+
+        Why cached: a block's frames repeat one layout commit after commit, and planning a
+        fleet's frame (tens of thousands of series) holds the GIL for milliseconds that the
+        stepping thread waits for. The plan changes only with the series count."""
+        hit = self._layout_plans.get(id(layout))
+        if hit is not None and hit[0] is layout and hit[1] == n_series:
+            return hit[2]
+        plan = _LayoutPlan.of(layout, lambda one: self._plan_samples(one, n_series))
+        self._layout_plans[id(layout)] = (layout, n_series, plan)
+        return plan
 
     def _plan_samples(self, src: _SampleSource, n_series: int) -> _SamplePlan:
         """Which pool (storage type) each series of the batch goes to (vectorized over series)."""
@@ -803,35 +821,26 @@ class _PreparedRun:
         self.buffer = _end_to_end([f.payload for f in frames])
 
     @staticmethod
-    def of(parts: Sequence[Batch | PreparedFrame], plan_of: Callable[[_SampleSource], _SamplePlan]
-           ) -> _PreparedRun | None:
-        """The run of ``parts`` (``plan_of`` plans samples as the writer does), or None when the
-        general path must take them."""
+    def of(parts: Sequence[Batch | PreparedFrame],
+           plan_of: Callable[[PreparedLayout], _LayoutPlan | None]) -> _PreparedRun | None:
+        """The run of ``parts`` (``plan_of`` gives a layout's plan, as the writer plans), or
+        None when the general path must take them."""
         frames = [p for p in parts if isinstance(p, PreparedFrame)]
         if not frames:
             return None
         layout = frames[0].layout
         if any(f.layout is not layout for f in frames):
             return None
-        series = layout.series
-        if not len(series) or int(series.min()) < 0:
+        planned = plan_of(layout)
+        if planned is None:
             return None
-        taken = np.zeros(int(series.max()) + 1, bool)
-        taken[series] = True
-        if np.count_nonzero(taken) != len(series):  # a series written twice per frame
-            return None
+        taken = planned.taken
         for p in parts:
             if isinstance(p, Batch):
                 mine = p.attr_series[p.attr_series < len(taken)]
                 if taken[mine].any():
                     return None
-        n = layout.nb_commands
-        one_frame = _SampleSource(frames[0].payload, layout.kind, np.zeros(n, np.int32), layout.sizes,
-                                  layout.offsets, np.arange(n, dtype=np.int32), series)
-        plan = plan_of(one_frame)
-        if any(k <= 0 for _, _, k in plan.keys):  # a pool of variable-size samples
-            return None
-        return _PreparedRun(layout, frames, plan)
+        return _PreparedRun(layout, frames, planned.plan)
 
     @property
     def nb_frames(self) -> int:
@@ -846,7 +855,9 @@ class _PreparedRun:
         (``mine``: a mask over the plan's series), by ascending series."""
         own = np.zeros(int(np.count_nonzero(mine)), SEGMENT_DTYPE)
         own["series"], own["pool"], own["count"] = self.plan.present[mine], pool, self.nb_frames
-        both = np.concatenate([seg, own])
+        if not len(seg):  # the plan's series ascend
+            return own
+        both = _cat([seg, own], SEGMENT_DTYPE)
         return both[np.argsort(both["series"], kind="stable")]
 
     def write_pool_rows(self, append: Callable[[h5py.Dataset, np.ndarray], int], g: dict[str, h5py.Dataset],
@@ -870,6 +881,35 @@ class _PreparedRun:
             data = np.insert(data, at, K.gather_fixed(src.buffer, src.offset[rows], size), axis=0)
         append(g["frames"], frames)
         append(vals, data.view(dt).reshape(len(frames), *vals.shape[1:]))
+
+
+@dataclass
+class _LayoutPlan:
+    """What a :class:`_PreparedRun` needs of its layout, the same every commit: the plan of one
+    frame and which series the block writes (``taken[series]``)."""
+
+    plan: _SamplePlan
+    taken: np.ndarray  # bool, indexed by series id
+
+    @staticmethod
+    def of(layout: PreparedLayout, plan_of: Callable[[_SampleSource], _SamplePlan]) -> _LayoutPlan | None:
+        """None when a run cannot take the layout's frames: a command without a series, a series
+        written twice per frame, or a pool of variable-size samples."""
+        series = layout.series
+        if not len(series) or int(series.min()) < 0:
+            return None
+        taken = np.zeros(int(series.max()) + 1, bool)
+        taken[series] = True
+        if np.count_nonzero(taken) != len(series):  # a series written twice per frame
+            return None
+        n = layout.nb_commands
+        one_frame = _SampleSource(np.zeros(layout.payload_bytes, np.uint8), layout.kind,
+                                  np.zeros(n, np.int32), layout.sizes, layout.offsets,
+                                  np.arange(n, dtype=np.int32), series)
+        plan = plan_of(one_frame)
+        if any(k <= 0 for _, _, k in plan.keys):  # a pool of variable-size samples
+            return None
+        return _LayoutPlan(plan, taken)
 
 
 @dataclass
@@ -946,7 +986,16 @@ def _cat(parts: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
         return np.zeros(0, dtype)
     if len(parts) == 1:
         return parts[0]
-    return np.concatenate(parts)
+    if dtype.names is None:
+        return np.concatenate(parts)
+    # Rows of a table: filled slice by slice, because numpy's concatenate promotes structured
+    # dtypes pair by pair in Python (a fleet's commit joins hundreds of small row arrays).
+    out = np.empty(sum(len(p) for p in parts), dtype)
+    at = 0
+    for p in parts:
+        out[at : at + len(p)] = p
+        at += len(p)
+    return out
 
 
 #: Storage kinds of an attribute (``H5Writer._attr_info``) as numbers, for vectorized planning.

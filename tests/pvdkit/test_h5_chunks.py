@@ -117,11 +117,11 @@ def test_a_recording_stream_writes_its_pools_as_direct_chunks(tmp_path, monkeypa
     assert h5_to_ovd_bytes(h5) == ovd.read_bytes()
 
 
-@pytest.mark.parametrize("dtype", ["u1", "<u2", "<i4", "<f4", "<u8", "<f8"])
+@pytest.mark.parametrize("dtype", ["u1", "<u2", "<i4", "<f4", "<u8", "<f8", "V28"])
 @pytest.mark.parametrize("n", [0, 1, 77, 128])
 def test_shuffled_is_hdf5s_shuffle_of_the_padded_chunk(dtype, n):
-    """The compiled shuffle (4- and 8-byte elements) and numpy's (others) give byte *b* of
-    element *i* at ``b * chunk + i``, zeros past the elements given."""
+    """The compiled shuffles (4- and 8-byte words, and rows of any size: a table's rows) give
+    byte *b* of element *i* at ``b * chunk + i``, zeros past the elements given."""
     from pvdkit.h5.shuffle import shuffled
 
     rng = np.random.default_rng(n)
