@@ -166,21 +166,39 @@ class PreparedAttributes:
     registered little-endian dtype (flags: ``uint32``); assigning to it casts as numpy assigns
     (float64 → float32 rounds; no range check: the typed checks of ``set_attribute`` are the
     producer's part here). Values start at zero.
+
+    The values live end to end in :attr:`payload`, apart from the encoded commands, and are
+    copied into them when the bytes are needed (:attr:`buffer`, a write to a byte stream). Why:
+    a producer's assignment to a contiguous column is several times faster than to payloads
+    strided between command headers, and a stream that keeps only the values (HDF5) takes
+    them in one copy.
     """
 
-    __slots__ = ("_buffer", "_owner", "context", "columns", "views", "labels")
+    __slots__ = ("_buffer", "_payload", "_runs", "_owner", "context", "columns", "views", "labels")
 
     def __init__(self, owner: OmniPvdWriter, context: int, buffer: np.ndarray,
-                 columns: tuple[PreparedColumn, ...], views: tuple[np.ndarray, ...],
+                 slots: Sequence[np.ndarray], columns: tuple[PreparedColumn, ...],
                  labels: tuple[str, ...]) -> None:
         self._owner = owner
-        self._buffer = buffer
+        self._buffer = buffer  # the encoded commands; their payloads are refreshed by _encoded()
+        self._payload = np.zeros(sum(slot.nbytes for slot in slots), np.uint8)
+        views, runs, at = [], [], 0
+        for slot in slots:  # slot: a column's payloads in the buffer, (objects, count)
+            views.append(np.ndarray(slot.shape, slot.dtype, self._payload, at))
+            # Each command's payload as one element of its size: numpy copies whole elements
+            # several times faster than the same bytes element by element.
+            size = slot.nbytes // max(len(slot), 1)
+            runs.append((np.ndarray((len(slot),), f"V{size}", buffer, _offset_in(slot, buffer),
+                                    (slot.strides[0],)) if size else None,
+                         np.ndarray((len(slot),), f"V{size}", self._payload, at) if size else None))
+            at += slot.nbytes
+        self._runs = tuple(runs)
         #: The context every command of the block carries.
         self.context = context
         #: The columns as given (objects as u64 arrays, counts resolved).
         self.columns = columns
         #: Per column, the writable ``(objects, count)`` view of its payloads.
-        self.views = views
+        self.views = tuple(views)
         #: Per column, ``"Class.attribute"`` for messages.
         self.labels = labels
 
@@ -199,8 +217,23 @@ class PreparedAttributes:
 
     @property
     def buffer(self) -> memoryview:
-        """The encoded commands as they will be written (read-only view; for tests and copies)."""
-        return memoryview(self._buffer).toreadonly()
+        """The encoded commands with the current values, as they will be written (read-only)."""
+        return memoryview(self._encoded()).toreadonly()
+
+    @property
+    def payload(self) -> np.ndarray:
+        """Every command's payload with the current values, end to end in command order (a
+        read-only ``uint8`` view, no copy): what a stream that keeps only values stores."""
+        out = self._payload.view()
+        out.flags.writeable = False
+        return out
+
+    def _encoded(self) -> np.ndarray:
+        """The encoded commands, their payloads set to the current values."""
+        for dst, src in self._runs:
+            if dst is not None:
+                dst[...] = src
+        return self._buffer
 
     def view(self, column: int, shape: Sequence[int] | None = None) -> np.ndarray:
         """Column ``column``'s values, as ``(objects, count)`` or re-shaped to ``shape`` — object
@@ -227,6 +260,11 @@ class PreparedAttributes:
                 step *= d
             strides.extend(reversed(inner))
         return np.lib.stride_tricks.as_strided(v, shape=shape, strides=tuple(strides), writeable=True)
+
+
+def _offset_in(view: np.ndarray, base: np.ndarray) -> int:
+    """Byte offset of ``view``'s first element in the 1-D ``base`` it was taken from."""
+    return view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
 
 
 def _prod(dims: Sequence[int]) -> int:
@@ -525,7 +563,7 @@ class OmniPvdWriter:
             layout.append((path, objs, rec))
             size += rec.itemsize * len(objs)
         buffer = np.zeros(size, np.uint8)
-        views, labels, at = [], [], 0
+        slots, labels, at = [], [], 0
         for path, objs, rec in layout:
             table = np.ndarray(len(objs), rec, buffer=buffer, offset=at)
             table["cmd"] = Command.SET_ATTRIBUTE
@@ -534,10 +572,10 @@ class OmniPvdWriter:
             table["depth"] = len(path.handles)
             table["path"] = path.handles
             table["size"] = rec["data"].itemsize
-            views.append(table["data"])
+            slots.append(table["data"])
             labels.append(path.label)
             at += rec.itemsize * len(objs)
-        return PreparedAttributes(self, context, buffer, tuple(resolved), tuple(views), tuple(labels))
+        return PreparedAttributes(self, context, buffer, slots, tuple(resolved), tuple(labels))
 
     def write_prepared(self, block: PreparedAttributes) -> None:
         """Write every command of ``block`` (made by this writer) with its current values, in one
@@ -550,7 +588,7 @@ class OmniPvdWriter:
             return
         hook = getattr(self._stream, "write_prepared", None)
         if hook is None:
-            self._emit(memoryview(block._buffer))
+            self._emit(memoryview(block._encoded()))
             return
         # A stream that indexes what it receives (HDF5) takes the block itself: its commands
         # never change, so it indexes them once and then keeps only the values.

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -320,27 +320,39 @@ class H5Stream:
         self._waiting -= HEADER_SIZE
         self._offset = HEADER_SIZE
 
-    def _index(self, *, write: bool = True) -> list[Batch | PreparedFrame]:
-        """Index and append the complete commands waiting (not yet committed) as one batch;
-        returns its parts (``write=False``: not appended, for the writer's close).
-
-        Bytes are tokenized and indexed; a prepared block's write is indexed as bytes the first
-        time (which teaches the stream its layout), then passed on as payloads only."""
-        if self._error is not None or self._writer is None:
-            return []
+    def _take(self) -> list[bytearray | _Tokenized | tuple[_BlockState, np.ndarray]]:
+        """Take out every write waiting for a commit, in stream order (caller's thread); the
+        next captures start new arenas."""
         parts = [*self._parts, self._pending]
         self._parts, self._pending = [], bytearray()
+        self._waiting = 0
         for st in self._blocks.values():
             st.new_arena()
-        out: list[Batch | PreparedFrame] = []
+        return parts
+
+    def _index(self, parts: list) -> _Indexed:
+        """Index the complete commands of ``parts`` (from :meth:`_take`) into the writer's parts.
+
+        Bytes are tokenized and indexed; a prepared block's write is indexed as bytes the first
+        time (which teaches the stream its layout), then passed on as payloads only.
+
+        Runs in the commit's thread, beside the caller, so it touches only the parse state
+        (builder, frame, epoch, offset — nothing else uses them while a commit runs) and the
+        block states' layouts; what it finds for the stream (damage, an incomplete last
+        command) is returned, and :meth:`_merge` takes it in, in the caller's thread.
+        """
+        res = _Indexed()
+        if self._writer is None:
+            return res
+        out = res.parts
         raw = bytearray()  # bytes not indexed yet
         for i, part in enumerate(parts):
             if isinstance(part, bytearray):
                 raw += part
                 continue
             if isinstance(part, _Tokenized):
-                if raw and not self._feed(raw, out):
-                    self._bury(parts[i:])
+                if raw and not self._feed(raw, res):
+                    self._bury(parts[i:], res)
                     break
                 if raw:  # an incomplete command before it (never from a parser): as bytes
                     raw += part.data.tobytes()
@@ -349,8 +361,8 @@ class H5Stream:
                 continue
             st, payload = part
             if st.layout is not None and st.epoch == self._epoch:
-                if raw and not self._feed(raw, out):
-                    self._bury(parts[i:])
+                if raw and not self._feed(raw, res):
+                    self._bury(parts[i:], res)
                     break
                 if not raw and st.epoch == self._epoch:  # nothing in between changed its objects
                     out.append(PreparedFrame(self._builder.n_rows, self._frame, st.layout, payload))
@@ -358,38 +370,49 @@ class H5Stream:
                     self._offset += st.nbytes
                     continue
             raw += st.bytes_of(payload)
-            if not self._feed(raw, out):
-                self._bury(parts[i + 1 :])
+            if not self._feed(raw, res):
+                self._bury(parts[i + 1 :], res)
                 break
             if not raw:  # the whole write was indexed: its commands end the last batch
                 st.learn(out[-1], self._epoch)
         else:
             if raw:
-                self._feed(raw, out)
-        if out:
-            if write:
-                self._writer.append_parts(out)
-            self.batches += 1
-        if self._error is None:
-            self._pending = raw
-        self._waiting = len(self._pending)
-        return out
+                self._feed(raw, res)
+        if res.error is None:
+            res.rest = raw
+        res.frame = self._frame
+        res.nb_parts = len(out)
+        return res
 
-    def _feed(self, raw: bytearray, out: list[Batch | PreparedFrame]) -> bool:
-        """Tokenize and index the complete commands of ``raw`` into ``out`` (removing them from
-        ``raw``); False after damage (then ``raw`` is moved to the dead bytes)."""
+    def _merge(self, res: _Indexed) -> None:
+        """Take in what indexing a commit found (caller's thread): after damage, everything
+        received since is kept verbatim behind it; an incomplete last command waits, before
+        what came since, for its end."""
+        if res.nb_parts:
+            self.batches += 1
+        if res.error is not None:
+            self._error = res.error
+            self._dead += res.dead
+            self._bury(self._take(), None)
+        elif res.rest:
+            self._parts.insert(0, res.rest)
+            self._waiting += len(res.rest)
+
+    def _feed(self, raw: bytearray, res: _Indexed) -> bool:
+        """Tokenize and index the complete commands of ``raw`` into ``res.parts`` (removing them
+        from ``raw``); False after damage (then ``raw`` is moved to ``res.dead``)."""
         buf = np.frombuffer(bytes(raw), np.uint8)
         table = tokenize(buf, source_name=self.path, version=self._builder.version, start_frame=self._frame)
         if len(table):
-            out.append(self._builder.feed(buf, table))
+            res.parts.append(self._builder.feed(buf, table))
             self._frame = table.last_frame
             if np.any((table.kind == Command.CREATE_OBJECT) | (table.kind == Command.DESTROY_OBJECT)):
                 self._epoch += 1  # a handle may now be another object: layouts are re-learnt
         if table.error is not None and not table.truncated:
-            self._error = table.error.replace(
+            res.error = table.error.replace(
                 f"offset {table.valid_end}", f"offset {self._offset + table.valid_end}"
             )
-            self._dead += raw[table.valid_end :]
+            res.dead += raw[table.valid_end :]
             raw.clear()
             self._offset += table.valid_end
             return False
@@ -407,20 +430,24 @@ class H5Stream:
                 self._epoch += 1
         self._offset += len(part.data)
 
-    def _bury(self, parts: list) -> None:
-        """After damage every later write is kept verbatim, never parsed."""
+    def _bury(self, parts: list, res: _Indexed | None) -> None:
+        """After damage every later write is kept verbatim, never parsed (into ``res.dead``, or
+        the stream's own dead bytes when None)."""
+        dead = self._dead if res is None else res.dead
         for part in parts:
             if isinstance(part, bytearray):
-                self._dead += part
+                dead += part
             elif isinstance(part, _Tokenized):
-                self._dead += part.data.tobytes()
+                dead += part.data.tobytes()
             else:
-                self._dead += part[0].bytes_of(part[1])
+                dead += part[0].bytes_of(part[1])
 
     def _commit(self) -> None:
         if self._writer is None:
             return
         self._settle()  # one commit at a time; the last one's failure stops this one
+        if self._error is not None:  # after damage nothing more is indexed: close keeps the rest
+            return
         started = time.monotonic()
         # Stop before HDF5 runs out of space in the middle of a write: it could not close the file.
         waiting = self._waiting
@@ -429,8 +456,8 @@ class H5Stream:
         if free is not None and free < need:
             self._stop_before_disk_full()
         first = self.batches == 0
-        job = _CommitJob(self._writer, self._index(write=False), started, waiting,
-                         os.path.getsize(self.path), self._frame)
+        job = _CommitJob(self._writer, self._index, self._take(), started, waiting,
+                         os.path.getsize(self.path))
         self._last_commit = started
         # The first frame is in the file when its step returns; on a disk filling up each commit
         # is sized on the one before, so they are written one after the other.
@@ -455,6 +482,7 @@ class H5Stream:
             if isinstance(job.error, (OSError, RuntimeError)) and is_io_error(job.error):
                 self._fail(_os_reason(job.error))
             raise job.error
+        self._merge(job.indexed)
         if job.waiting >= (256 << 10):  # smaller batches mostly measure HDF5's fixed costs
             self._h5_per_ovd_byte = max((os.path.getsize(self.path) - job.size_before) / job.waiting, 0.01)
         # Commit sooner as the disk fills, so that every commit still fits.
@@ -463,19 +491,24 @@ class H5Stream:
         self._budget = int(max(min(self.batch_bytes, room), min(self.batch_bytes, 4096)))
         self._roomy = room >= 2 * self.batch_bytes
         self._commit_seconds = job.finished - job.started
-        self.frames_committed = job.frame + 1
+        self.frames_committed = job.indexed.frame + 1
 
     def _finish(self) -> None:
         self._settle()
-        parts = self._index(write=False)  # written by the writer's close, in the same step
-        tail = bytes(self._pending) + bytes(self._dead)
+        res = self._index(self._take())  # its parts are written by the writer's close, in one step
+        if res.nb_parts:
+            self.batches += 1
+        if res.error is not None:
+            self._error = res.error
+            self._dead += res.dead
+        tail = bytes(res.rest) + bytes(self._dead)
         error = self._error
-        if error is None and self._pending:
+        if error is None and res.rest:
             error = (
                 f"{self.path}: truncated at byte offset {self._offset}: the stream ended inside a "
                 "command; every command before it was recorded"
             )
-        self._writer.close(tail, error, interrupted=self._interrupted, parts=parts)
+        self._writer.close(tail, error, interrupted=self._interrupted, parts=res.parts)
         self.frames_committed = self._frame + 1
 
     def _compact(self) -> None:
@@ -494,31 +527,37 @@ class H5Stream:
 
 
 class _CommitJob:
-    """One commit — the batch's parts appended, then committed — run on its own thread
-    (:meth:`start`, then :meth:`join`) or in the caller's (:meth:`run`). Its failure is kept
-    in ``error`` for the stream to report."""
+    """One commit — the writes taken for it indexed (:meth:`H5Stream._index`), appended, then
+    committed — run on its own thread (:meth:`start`, then :meth:`join`) or in the caller's
+    (:meth:`run`). Its failure is kept in ``error`` for the stream to report.
 
-    def __init__(self, writer: H5Writer, parts: Sequence[Batch | PreparedFrame], started: float,
-                 waiting: int, size_before: int, frame: int) -> None:
+    Why the indexing is here too: the few commands between a fleet's blocks (a frame's end and
+    start) cost ~0.1 ms a frame to index, which the simulation no longer waits for."""
+
+    def __init__(self, writer: H5Writer, index: Callable[[list], _Indexed], writes: list, started: float,
+                 waiting: int, size_before: int) -> None:
         self.writer = writer
-        self.parts = parts
+        self.index = index
+        self.writes = writes  # from H5Stream._take
+        self.indexed = _Indexed()  # what indexing them gave
         self.started = started  # when the stream started it
         self.finished = started
         self.waiting = waiting  # stream bytes it commits
         self.size_before = size_before  # the file's size before it
-        self.frame = frame  # the last frame it holds
         self.error: BaseException | None = None
         # Not a daemon: an interpreter that exits meanwhile lets the commit finish first.
         self._thread = threading.Thread(target=self.run, name="pvdkit-h5-commit")
 
     def run(self) -> None:
         try:
-            if self.parts:
-                self.writer.append_parts(self.parts)
+            self.indexed = self.index(self.writes)
+            self.writes = []
+            if self.indexed.parts:
+                self.writer.append_parts(self.indexed.parts)
             self.writer.commit()
         except BaseException as exc:  # noqa: BLE001 - handed to the stream, which reports it
             self.error = exc
-        self.parts = ()
+        self.indexed.parts = []
         self.finished = time.monotonic()
 
     def start(self) -> None:
@@ -526,6 +565,20 @@ class _CommitJob:
 
     def join(self) -> None:
         self._thread.join()
+
+
+class _Indexed:
+    """What indexing one commit's writes gave: the writer's parts, the frame reached, the bytes
+    of an incomplete last command (they wait for the next commit) and, after damage, the error
+    and the bytes kept verbatim from there on."""
+
+    def __init__(self) -> None:
+        self.parts: list[Batch | PreparedFrame] = []  # emptied once written
+        self.nb_parts = 0
+        self.frame = -1
+        self.rest = bytearray()
+        self.error: str | None = None
+        self.dead = bytearray()
 
 
 class _Tokenized:
@@ -548,8 +601,8 @@ class _BlockState:
 
     def __init__(self, block: PreparedAttributes, version, batch_bytes: int) -> None:
         self.block = block  # held, so that its id is not reused while the stream knows it
-        self.buffer = np.frombuffer(block.buffer, np.uint8)
-        self.nbytes = len(self.buffer)
+        self.payload = block.payload  # the values, end to end: what a capture copies
+        self.nbytes = block.nbytes
         # Captured payloads are the rows of an arena started at each commit (a commit holds at
         # most ``batch_bytes`` of the stream), so that a commit's frames are one array end to
         # end: no copy of them all when it is written (pvdkit.h5.writer._end_to_end). Rows never
@@ -557,7 +610,7 @@ class _BlockState:
         self.frames_per_commit = batch_bytes // max(self.nbytes, 1) + 2
         self._arena: np.ndarray | None = None
         self._next = 0
-        self.template = self.buffer.copy()  # headers never change: only payloads are copied
+        self.template = np.frombuffer(block.buffer, np.uint8).copy()  # headers never change
         table = tokenize(self.template, version=version)
         if len(table) == 0 or table.valid_end != self.nbytes or np.any(table.kind != Command.SET_ATTRIBUTE):
             raise PvdError("write_prepared: the block is not a sequence of SET_ATTRIBUTE commands")
@@ -566,6 +619,8 @@ class _BlockState:
         self.sizes = table.data_size.copy()
         self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         self.payload_bytes = int(sizes.sum())
+        if self.payload_bytes != len(self.payload):  # the block's payloads are its commands' own
+            raise PvdError("write_prepared: the block's values do not match its commands")
         # Runs of commands with one payload size at a constant stride (a column of the block):
         # one strided copy each.
         self.runs: list[tuple[int, int, int, int, int]] = []  # (src, stride, count, size, dst)
@@ -577,10 +632,6 @@ class _BlockState:
                 j += 1
             self.runs.append((int(offs[i]), stride, j - i, int(sizes[i]), int(self.offsets[i])))
             i = j
-        # Each run as one element of ``size`` bytes per command: numpy copies whole elements,
-        # ~3.5x faster than the same bytes as a (count, size) uint8 array (a fleet's frame).
-        self._sources = [np.ndarray((count,), f"V{size}", self.buffer, src, (stride,))
-                         for src, stride, count, size, _ in self.runs]
         self.layout: PreparedLayout | None = None
         self.epoch = -1
 
@@ -600,8 +651,7 @@ class _BlockState:
             self._next = 0
         out = self._arena[self._next]
         self._next += 1
-        for (_, _, count, size, dst), src in zip(self.runs, self._sources, strict=True):
-            out[dst : dst + count * size].view(src.dtype)[...] = src
+        out[...] = self.payload
         return out
 
     def bytes_of(self, payload: np.ndarray) -> bytearray:

@@ -280,6 +280,31 @@ def test_background_commits_write_the_file_that_commits_in_the_caller_write(tmp_
     assert h5_to_ovd_bytes(paths[True]) == data
 
 
+def test_damage_found_on_the_commit_thread_keeps_every_later_write_verbatim(tmp_path):
+    """The commit thread indexes while the caller goes on writing: the writes that arrive
+    after the damaged command, before and after the commit that found it is taken in, all
+    follow it verbatim, in order — the file of a stream that commits in the caller."""
+    data = bytearray(FIXTURE.read_bytes())
+    table = tokenize(np.frombuffer(bytes(data), np.uint8))
+    data[int(table.offset[len(table) // 3])] = 0xEE  # an impossible command a third of the way in
+    paths = {}
+    for background in (True, False):
+        paths[background] = tmp_path / f"damaged_{background}.h5"
+        with pytest.warns(PvdWarning, match="byte offset"):
+            _write_in_pieces(H5Stream(paths[background], batch_bytes=50_000, flush_interval=1e9,
+                                      compact=False, background=background), bytes(data))
+            rec = Recording.open(paths[background])
+        assert rec.error is not None and len(rec.frames) > 0
+    files = {}
+    for background, path in paths.items():
+        files[background] = _datasets(path)
+        root = files[background]["@root"]
+        root["error"] = root["error"].replace(str(path), "FILE")  # the message names its file
+        root["source"] = "FILE"
+    assert files[True] == files[False]
+    assert h5_to_ovd_bytes(paths[True]) == bytes(data)
+
+
 def test_a_background_commit_that_hits_a_full_disk_stops_the_stream_at_the_next_call(tmp_path, monkeypatch):
     """The failure of a commit written on the commit thread is the stream's failure: the next
     write that commits (or close) raises one line, and the file keeps the commits before it."""
