@@ -87,8 +87,8 @@ class H5Stream:
     when the stream's header arrives.
 
     ``background``: the commits that come on their own (a frame ended, the interval passed, the
-    batch filled) are appended, compressed and flushed on a second thread while the caller goes
-    on — h5py lets go of the GIL inside HDF5, and ISA-L and numpy while they compress and
+    batch filled) are indexed, appended, compressed and flushed on a second thread while the
+    caller goes on — h5py lets go of the GIL inside HDF5, and ISA-L and numpy while they compress and
     shuffle the chunks. The first commit (the first frame) is written at once, and so is every commit
     once the disk has room for fewer than two batches. One commit runs at a time: the next one,
     :meth:`flush` and :meth:`close` wait for it, and its failure (a full disk) is reported by
