@@ -40,11 +40,12 @@ def _shuffle8(words, chunk_rows):
 
 @njit(cache=True, nogil=True)
 def _shuffle_rows(rows, chunk_rows):
-    size = rows.shape[1]
+    n, size = rows.shape
     out = np.zeros(size * chunk_rows, np.uint8)
-    for i in range(rows.shape[0]):
-        for b in range(size):
-            out[b * chunk_rows + i] = rows[i, b]
+    for b in range(size):  # written in order, read at the row stride
+        base = b * chunk_rows
+        for i in range(n):
+            out[base + i] = rows[i, b]
     return out
 
 
@@ -52,6 +53,10 @@ def shuffled(elements: np.ndarray, chunk_elements: int) -> np.ndarray:
     """The bytes HDF5's shuffle filter makes of a chunk of ``chunk_elements`` elements whose
     first are ``elements`` (1-D, contiguous, little-endian) and the rest zeros."""
     size = elements.dtype.itemsize
+    if size == 1:  # nothing to shuffle: the chunk padded
+        out = np.zeros(chunk_elements, np.uint8)
+        out[: len(elements)] = elements.view(np.uint8)
+        return out
     if size == 4:
         return _shuffle4(elements.view(np.uint32), chunk_elements)
     if size == 8:
