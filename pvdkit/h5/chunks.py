@@ -11,6 +11,8 @@ numeric tables: nearly all of a recording's bytes); tables with strings keep h5p
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import h5py
 import numpy as np
 from isal import isal_zlib
@@ -53,6 +55,12 @@ class DirectChunks:
 
     def __init__(self, level: int | None) -> None:
         self.level = min(max(int(level if level is not None else 1), ISAL_LEVELS.start), ISAL_LEVELS.stop - 1)
+        #: Threads compressing an append's full chunks side by side (ISA-L and the shuffle let go
+        #: of the GIL). Why not always: a recording's commits run beside the simulation, which
+        #: needs the other core; a commit the caller waits for (the last, at close) may use both.
+        self.workers = 1
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_workers = 0
         self._tails: dict[str, np.ndarray] = {}  # dataset name -> rows of its partial last chunk
         self._taken: dict[str, bool] = {}  # dataset name -> whether it suits (asked of h5py once)
         from pvdkit.h5.shuffle import shuffled  # numba: a recording stream has loaded it already
@@ -102,11 +110,26 @@ class DirectChunks:
             if not len(rows):
                 self._tails[ds.name] = first if len(first) < step else first[:0]
                 return n0
-        for lo in range(0, len(rows), step):
-            ds.id.write_direct_chunk((start + lo, *zeros), self.compress(rows[lo : lo + step], step))
+        starts = range(0, len(rows), step)
+        if self.workers > 1 and len(starts) > 1:
+            if self._pool is None or self._pool_workers != self.workers:
+                self.close()
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="pvdkit-deflate")
+                self._pool_workers = self.workers
+            chunks = self._pool.map(lambda lo: self.compress(rows[lo : lo + step], step), starts)
+        else:
+            chunks = (self.compress(rows[lo : lo + step], step) for lo in starts)
+        for lo, chunk in zip(starts, chunks, strict=True):
+            ds.id.write_direct_chunk((start + lo, *zeros), chunk)
         kept = len(rows) % step
         self._tails[ds.name] = rows[len(rows) - kept :].copy() if kept else rows[:0]
         return n0
+
+    def close(self) -> None:
+        """Let the compressing threads go (idempotent)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def forget(self, ds: h5py.Dataset) -> None:
         """Drop what is kept of ``ds``'s last chunk: call after rows of ``ds`` were changed in

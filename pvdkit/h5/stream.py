@@ -64,6 +64,9 @@ FLUSH_INTERVAL = 1.0
 MIN_FREE_BYTES = 64 << 10
 
 
+#: Threads that compress the chunks of a commit the caller waits for (the first, the last).
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
 #: Prepared blocks smaller than this are received as bytes. The bytes written between blocks
 #: (frame starts and stops …) are indexed part by part at the commit, at ~0.5 ms a part: worth
 #: it for a fleet's block of 60,000 commands, not for one vehicle's 240 (a thousand frames a
@@ -462,9 +465,11 @@ class H5Stream:
         # The first frame is in the file when its step returns; on a disk filling up each commit
         # is sized on the one before, so they are written one after the other.
         if self.background and not first and self._roomy:
+            self._writer.compressing_on(1)  # the caller's thread needs the other core
             self._job = job
             job.start()
         else:
+            self._writer.compressing_on(_CORES)  # the caller waits: every core compresses
             job.run()
             self._settled(job)
 
@@ -495,6 +500,7 @@ class H5Stream:
 
     def _finish(self) -> None:
         self._settle()
+        self._writer.compressing_on(_CORES)
         res = self._index(self._take())  # its parts are written by the writer's close, in one step
         if res.nb_parts:
             self.batches += 1

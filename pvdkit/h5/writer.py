@@ -658,6 +658,12 @@ class H5Writer:
         """Commands written so far under the keys of :data:`pvdkit.ovd.COUNT_KEYS`."""
         return _counts_from(self._counts, self._reg_counts)
 
+    def compressing_on(self, threads: int) -> None:
+        """Compress an append's chunks on up to ``threads`` threads from now on (``direct_chunks``
+        only): more than one when the caller waits for the writer anyway."""
+        if self._chunks is not None:
+            self._chunks.workers = max(1, int(threads))
+
     def close(self, tail: bytes = b"", error: str | None = None, *, interrupted: str | None = None,
               parts: Sequence[Batch | PreparedFrame] = ()) -> None:
         """Write ``parts`` (the stream's last pieces, as :meth:`append_parts`), commit, store
@@ -690,15 +696,21 @@ class H5Writer:
             f.attrs["complete"] = interrupted is None
             f.flush()
 
-        with self._detached_on_io_error():
-            self._on_copy(finish, reopen=False)
-            self.closed = True
-            self.file.close()
+        try:
+            with self._detached_on_io_error():
+                self._on_copy(finish, reopen=False)
+                self.closed = True
+                self.file.close()
+        finally:
+            if self._chunks is not None:
+                self._chunks.close()
         self.commits += 1
 
     def abort(self) -> None:
         """Let go of the file after a failure, as it is (never raises)."""
         self.closed = True
+        if self._chunks is not None:
+            self._chunks.close()
         if self.file is None or not self.file.id.valid:
             return
         try:

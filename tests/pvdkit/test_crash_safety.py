@@ -268,7 +268,9 @@ def test_commits_bound_what_a_reader_trusts(tmp_path):
     committed.close()
     # More frames, appended but never committed, as a writer killed between the two:
     s.write(data[400_000:700_000])
-    s._index()
+    indexed = s._index(s._take())
+    s._writer.append_parts(indexed.parts)  # appended, not committed
+    s._merge(indexed)
     s._writer.file.flush()
     shutil.copy(live, tmp_path / "killed.h5")
     s.close()

@@ -55,6 +55,27 @@ def test_appends_read_back_as_written_by_any_reader(tmp_path, dtype, width):
         np.testing.assert_array_equal(ds[()], np.concatenate(expected))
 
 
+def test_chunks_compressed_on_several_threads_are_the_chunks_of_one(tmp_path):
+    """``workers > 1`` (a commit the caller waits for) stores byte for byte what one thread
+    stores, chunk for chunk in order, and lets its threads go on close."""
+    rng = np.random.default_rng(3)
+    pieces = [_random_rows(rng, np.dtype("<f4"), (n, 3)) for n in (950, 40, 1210, 7)]
+    stored = {}
+    for workers in (1, 3):
+        chunks = DirectChunks(1)
+        chunks.workers = workers
+        with h5py.File(tmp_path / f"w{workers}.h5", "w") as f:
+            ds = _dataset(f, "v", "<f4", (3,))
+            for rows in pieces:
+                chunks.append(ds, rows)
+            n_chunks = ds.shape[0] // 100 + 1
+            stored[workers] = [ds.id.read_direct_chunk((k * 100, 0))[1] for k in range(n_chunks)]
+            np.testing.assert_array_equal(ds[()], np.concatenate(pieces))
+        chunks.close()
+        assert chunks._pool is None
+    assert stored[1] == stored[3]
+
+
 def test_a_dataset_begun_by_h5py_is_continued(tmp_path):
     """A partial last chunk this appender did not write (a reopened file) is read back first."""
     path = tmp_path / "x.h5"
