@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import h5py
 import numpy as np
 
+from pvdkit.h5.inflate import ChunkDecoder
 from pvdkit.h5.layout import (
     _COMMITTED_TABLES,
     ATTRIBUTE_DTYPE,
@@ -124,7 +125,11 @@ class _Source:
         self, path: str, group: h5py.Group | None = None, *, ndim: tuple[int, ...] = (1,)
     ) -> h5py.Dataset:
         """The dataset at ``path``, checked: stored in this file, of a rank in ``ndim``."""
-        ds = self.get(path, group)
+        return self.checked(self.get(path, group), path, group, ndim=ndim)
+
+    def checked(self, ds: h5py.Dataset | h5py.Group | None, path: str, group: h5py.Group | None = None, *,
+                ndim: tuple[int, ...] = (1,)) -> h5py.Dataset:
+        """``ds``, what :meth:`get` gave for ``path``, checked as :meth:`dataset` checks it."""
         where = f"{(self.f if group is None else group).name.rstrip('/')}/{path}"
         if ds is None:
             raise self.error(where, "missing (a pvdkit recording has this dataset)")
@@ -182,12 +187,18 @@ class _Source:
                 "damaged or hostile file",
             )
 
-    def read(self, ds: h5py.Dataset, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    def read(self, ds: h5py.Dataset, lo: int = 0, hi: int | None = None, *,
+             inflate: bool = False) -> np.ndarray:
         """Rows ``lo:hi`` of ``ds`` (all rows by default), after :meth:`check_size`; HDF5
-        errors (a corrupt chunk, a missing filter) become PvdError naming the dataset."""
+        errors (a corrupt chunk, a missing filter) become PvdError naming the dataset.
+        ``inflate``: decode the chunks with ISA-L where they suit (:mod:`pvdkit.h5.inflate`),
+        for a read of whole chunks read once (small reads keep h5py and its chunk cache)."""
         hi = ds.shape[0] if hi is None else hi
         self.check_size(ds, lo, hi)
         try:
+            decoder = ChunkDecoder.of(ds) if inflate else None
+            if decoder is not None:
+                return decoder.read(lo, hi)
             return ds[lo:hi]
         except _H5_ERRORS as exc:
             raise self.error(ds.name, f"cannot read rows {lo}..{hi} ({exc})") from None
@@ -575,12 +586,14 @@ def _pools(src: _Source) -> tuple[list[str], list[_Pool]]:
         pg = src.group(nm, g)
         frames = src.dataset("frames", pg)
         values = src.dataset("values", pg, ndim=(1, 2))
-        ops = src.dataset("ops", pg) if src.get("ops", pg) is not None else None
-        has_starts, has_lengths = src.get("starts", pg) is not None, src.get("lengths", pg) is not None
-        if has_starts != has_lengths:
+        # Each optional member looked up once (an h5py lookup costs as much as the checks).
+        ops = src.get("ops", pg)
+        ops = src.checked(ops, "ops", pg) if ops is not None else None
+        starts, lengths = src.get("starts", pg), src.get("lengths", pg)
+        if (starts is None) != (lengths is None):
             raise src.error(pg.name, "has only one of 'starts' and 'lengths' (variable pools have both)")
-        starts = src.dataset("starts", pg) if has_starts else None
-        lengths = src.dataset("lengths", pg) if has_lengths else None
+        starts = src.checked(starts, "starts", pg) if starts is not None else None
+        lengths = src.checked(lengths, "lengths", pg) if lengths is not None else None
         n = frames.shape[0]
         for ds, kinds in ((frames, "iu"), (ops, "iu"), (starts, "iu"), (lengths, "iu"), (values, "iuf")):
             if ds is None:
@@ -702,15 +715,15 @@ class _H5Samples:
                 if k == "values" and cur.starts is not None:
                     hi = _var_extent(src, ds, arrays["starts"], arrays["lengths"])
                 twin_arr = getattr(twin, k) if twin is not None else None
-                twin_ds = partner.f.get(ds.name) if partner is not None else None
                 if hi == ds.shape[0] and twin_arr is not None:
+                    twin_ds = partner.f.get(ds.name) if partner is not None else None
                     src.check_size(ds, 0, hi)
                     try:
                         arrays[k] = _read_whole(ds, twin_arr, twin_ds)
                     except _H5_ERRORS as exc:
                         raise src.error(ds.name, f"cannot read it ({exc})") from None
                 else:
-                    arrays[k] = src.read(ds, 0, hi)
+                    arrays[k] = src.read(ds, 0, hi, inflate=True)
             self.pools[p] = _Pool(**arrays)
         self.loaded = True
 
@@ -804,27 +817,48 @@ def _chunk_offsets(dsid: h5py.h5d.DatasetID) -> list[tuple[int, ...]]:
 def _read_whole(ds: h5py.Dataset, twin: np.ndarray | None, twin_ds: h5py.Dataset | None) -> np.ndarray:
     """The whole content of ``ds``; rows of chunks stored byte-identically in ``twin_ds``
     (whose content is ``twin``) are copied from ``twin`` instead of decompressed, and when
-    every chunk is, ``twin`` itself is returned (shared, read-only use)."""
+    every chunk is, ``twin`` itself is returned (shared, read-only use). The other chunks are
+    decoded from the stored bytes already read, with ISA-L where they suit
+    (:mod:`pvdkit.h5.inflate`), else read by h5py."""
     if twin is None or twin_ds is None or not _same_layout(ds, twin_ds) or twin.shape != ds.shape:
-        return ds[()]
+        decoder = ChunkDecoder.of(ds)
+        return decoder.read(0, ds.shape[0]) if decoder is not None else ds[()]
     rows = ds.chunks[0]
     n_rows = ds.shape[0]
-    done = np.zeros(-(-n_rows // rows) if rows else 0, bool)
+    n_chunks = -(-n_rows // rows) if rows else 0
+    done = np.zeros(n_chunks, bool)
+    stored: dict[int, tuple[int, bytes]] = {}  # chunk -> (filter mask, bytes) of chunks that differ
     me, them = ds.id, twin_ds.id
     for off in _chunk_offsets(me):
-        try:
-            mine, theirs = me.read_direct_chunk(off), them.read_direct_chunk(off)
-        except (KeyError, ValueError, OSError):  # chunk not allocated in the other file
+        k = off[0] // rows
+        if k >= n_chunks:
             continue
+        try:
+            mine = me.read_direct_chunk(off)
+        except (KeyError, ValueError, OSError, RuntimeError):  # h5py reads it (and says why not)
+            continue
+        try:
+            theirs = them.read_direct_chunk(off)
+        except (KeyError, ValueError, OSError, RuntimeError):  # chunk not allocated in the other file
+            theirs = None
         if mine == theirs:
-            done[off[0] // rows] = True
+            done[k] = True
+        else:
+            stored[k] = mine
     if done.all():
         return twin
     out = np.empty(ds.shape, ds.dtype)
     for run in _runs_of(np.flatnonzero(done)):
         lo, hi = int(run[0]) * rows, min((int(run[-1]) + 1) * rows, n_rows)
         out[lo:hi] = twin[lo:hi]
-    for run in _runs_of(np.flatnonzero(~done)):  # chunks that differ (or are not stored): read
+    decoder = ChunkDecoder.of(ds)
+    todo = []
+    for k in np.flatnonzero(~done).tolist():
+        lo, hi = k * rows, min((k + 1) * rows, n_rows)
+        mine = stored.get(k)
+        if decoder is None or mine is None or not decoder.decode_into(*mine, out[lo:hi]):
+            todo.append(k)
+    for run in _runs_of(np.array(todo, np.int64)):  # chunks not decoded here (or not stored): h5py
         lo, hi = int(run[0]) * rows, min((int(run[-1]) + 1) * rows, n_rows)
         out[lo:hi] = ds[lo:hi]
     return out
