@@ -38,13 +38,10 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pvdkit.index.builder import read_ovd_data
-from pvdkit.index.growing import GrowingIndex
-from pvdkit.index.stream import BytesLike, Chunk, StreamParser
 from pvdkit.index.tables import (
     FAMILY_LIST,
     FAMILY_SET,
@@ -68,6 +65,9 @@ from pvdkit.ovd.codec import (
     check_ovd_header,
 )
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
+
+if TYPE_CHECKING:
+    from pvdkit.index.stream import BytesLike, Chunk
 
 __all__ = [
     "NEVER",
@@ -970,6 +970,9 @@ class Recording:
             from pvdkit.ovd.tokenizer import map_file
 
             buf = map_file(name)
+        # The .ovd indexer is imported here: opening an .h5 recording does not need it.
+        from pvdkit.index.builder import read_ovd_data
+
         data = read_ovd_data(buf, source_name=name)
         if data.error is not None:
             warnings.warn(data.error, PvdWarning, stacklevel=2)
@@ -1454,6 +1457,9 @@ class LiveRecording(Recording):
     """
 
     def __init__(self, source_name: str = "<stream>") -> None:
+        from pvdkit.index.growing import GrowingIndex
+        from pvdkit.index.stream import StreamParser
+
         self.parser = StreamParser(source_name)
         self._index = GrowingIndex(source_name)
         super().__init__(self._index.data())

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pvdkit.diff.identity import sorted_unique
 from pvdkit.diff.result import DIFFERENT, EQUAL, SeriesDiff
 from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET, SampleBlocks, _ranges
 from pvdkit.recording import Recording, Samples, _decode_kind, _typed
@@ -73,7 +74,7 @@ def _duplicated_pairs(pair: np.ndarray, key: np.ndarray, stride: int) -> np.ndar
     """Pairs in which one object has two series of the same (name, family)."""
     ck = np.sort(pair * stride + key)
     dup = ck[1:][ck[1:] == ck[:-1]]
-    return np.unique(dup // stride)
+    return sorted_unique(dup // stride)
 
 
 def _runs(seg: np.ndarray) -> np.ndarray:
@@ -188,7 +189,8 @@ def compare_pairs(cmp: Comparison, pairs: list[tuple[int, int]]) -> tuple[list[l
         names[k] = n
 
     # Pairs with duplicate names go the per-object way, whole.
-    slow = np.union1d(_duplicated_pairs(sa.pair, sa.key, stride), _duplicated_pairs(sb.pair, sb.key, stride))
+    slow = sorted_unique(np.concatenate((_duplicated_pairs(sa.pair, sa.key, stride),
+                                         _duplicated_pairs(sb.pair, sb.key, stride))))
     ignored = 0
     for k in slow.tolist():
         ignored += cmp._object_series(out[k], int(pi[k]), int(pj[k]))
@@ -630,7 +632,7 @@ def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.nda
         rows = np.cumsum(np.maximum(sa.blocks.count[e_x[ent]], sb.blocks.count[e_y[ent]]))
         if int(rows[-1]) > 2 * _BATCH_ROWS:
             cuts = np.searchsorted(rows, np.arange(_BATCH_ROWS, int(rows[-1]), _BATCH_ROWS), side="right")
-            for part in np.split(ent, np.unique(cuts[(cuts > 0) & (cuts < len(ent))])):
+            for part in np.split(ent, sorted_unique(cuts[(cuts > 0) & (cuts < len(ent))])):
                 _compare_group(cmp, replace(g, entries=part), sa, sb, e_x, e_y, atol, rtol, nan_eq, found,
                                texts, shared)
             return

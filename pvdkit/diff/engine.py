@@ -32,6 +32,7 @@ from pvdkit.diff.identity import (
     Matching,
     match_objects,
     object_identities,
+    sorted_unique,
 )
 from pvdkit.diff.result import (
     DIFFERENT,
@@ -231,7 +232,7 @@ def _align(fa: np.ndarray, fb: np.ndarray, lo: int | None, hi: int | None, end_a
     """
     ga, ia = _zoh(fa, lo, hi)
     gb, ib = _zoh(fb, lo, hi)
-    grid = np.union1d(ga, gb)
+    grid = sorted_unique(np.concatenate((ga, gb)))  # np.union1d
     ja = np.searchsorted(ga, grid, side="right") - 1
     jb = np.searchsorted(gb, grid, side="right") - 1
     xa = np.where(ja >= 0, ia[np.maximum(ja, 0)] if len(ia) else -1, -1)

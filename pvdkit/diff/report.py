@@ -13,11 +13,14 @@ import json
 import math
 import os
 import shutil
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pvdkit import outputs
 from pvdkit.diff.result import DiffResult, SeriesDiff
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 __all__ = ["DEFAULT_WIDTH", "format_text", "report_width", "to_json", "to_junit", "write_json", "write_junit"]
 
@@ -223,6 +226,8 @@ def write_json(res: DiffResult, path: str | os.PathLike, *, include_equal: bool 
 
 def _suite(parent: ET.Element, name: str, cases: Iterable[tuple[str, str, str | None, str | None]]) -> None:
     """Add a testsuite of ``(classname, name, failure message or None, details)`` cases."""
+    import xml.etree.ElementTree as ET
+
     cases = list(cases)
     fails = sum(1 for c in cases if c[2] is not None)
     suite = ET.SubElement(parent, "testsuite", name=name, tests=str(len(cases)), failures=str(fails),
@@ -249,6 +254,8 @@ def _series_line(s: SeriesDiff) -> str:
 def to_junit(res: DiffResult) -> str:
     """JUnit XML: suites ``recording``, ``schema``, ``objects``, then one suite per class with
     one test case per attribute (failing when any object of the class differs)."""
+    import xml.etree.ElementTree as ET  # here: a diff without --junit does not load the XML library
+
     root = ET.Element("testsuites", name=f"pvdkit diff {res.a} vs {res.b}")
     rec_cases = []
     for kind, title in (("damaged", "integrity"), ("frame_count", "frame count"),

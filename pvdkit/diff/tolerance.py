@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -114,6 +113,8 @@ class ToleranceConfig:
     @classmethod
     def load(cls, path: str | os.PathLike) -> ToleranceConfig:
         """Read a TOML tolerance file; :class:`PvdError` naming the file and key on bad input."""
+        import tomllib  # only when a config file is given: the plain diff does not pay for it
+
         p = os.fspath(path)
         try:
             with open(p, "rb") as f:
