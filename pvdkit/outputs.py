@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -302,6 +301,8 @@ def temp_file_beside(path: str | os.PathLike) -> str:
 
 def _create_temp(target: Path, shown: str) -> str:
     """Create ``.<name>.<random>.tmp<suffix>`` beside ``target`` (mode from the umask)."""
+    import secrets  # here: it loads hmac and hashlib, which reading a recording never needs
+
     folder = target.parent
     for _ in range(100):
         tmp = str(folder / f".{target.name}.{secrets.token_hex(4)}.tmp{target.suffix}")

@@ -15,15 +15,16 @@ from typing import TYPE_CHECKING
 
 from pvdkit.h5.layout import FORMAT_NAME, FORMAT_VERSION
 from pvdkit.h5.reader import open_h5_data
-from pvdkit.h5.rebuild import h5_to_ovd_bytes
-from pvdkit.h5.writer import H5Writer
 from pvdkit.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from pvdkit.h5.rebuild import h5_to_ovd_bytes
     from pvdkit.h5.stream import H5Stream
+    from pvdkit.h5.writer import H5Writer
 
-# H5Stream tokenizes what it receives (numba); imported on first use so that reading an .h5
-# recording does not load the compiler.
-__getattr__ = lazy_attributes(__name__, {"H5Stream": "pvdkit.h5.stream"})
+# Imported on first use, so that reading an .h5 recording loads neither the compiler (H5Stream
+# tokenizes what it receives) nor the writing side (the indexer, ISA-L's deflate).
+__getattr__ = lazy_attributes(__name__, {"H5Stream": "pvdkit.h5.stream", "H5Writer": "pvdkit.h5.writer",
+                                         "h5_to_ovd_bytes": "pvdkit.h5.rebuild"})
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "H5Stream", "H5Writer", "h5_to_ovd_bytes", "open_h5_data"]
