@@ -469,6 +469,24 @@ def test_a_global_heap_that_hdf5_would_walk_forever_is_refused(every_h5, tmp_pat
         Recording.open(bytes(raw))
 
 
+@pytest.mark.parametrize("chunk", [7, 64, 4099])
+def test_every_global_heap_is_found_across_the_read_chunks(every_h5, tmp_path, monkeypatch, chunk):
+    """The file is searched in chunks of one reused buffer: a signature or a collection that
+    straddles two chunks (tiny chunks here) is still found and walked, the last one included."""
+    from pvdkit.h5 import reader
+
+    monkeypatch.setattr(reader._FileBytes, "CHUNK", chunk)
+    Recording.open(every_h5)  # a sound file: every collection walked to its end
+    raw = bytearray(every_h5.read_bytes())
+    at = raw.rfind(b"GCOL\x01")
+    raw[at + 16:at + 18] = b"\x00\x00"
+    raw[at + 24:at + 32] = bytes(8)
+    bad = tmp_path / "heap.h5"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(PvdError, match=f"damaged global heap collection at byte offset {at}:"):
+        Recording.open(bad)
+
+
 # ------------------------------------------------------------------------------ 6. .h5 stream versions
 
 
