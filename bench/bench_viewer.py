@@ -126,7 +126,9 @@ def run(path: Path, size: int, args: argparse.Namespace) -> None:
     app = QApplication.instance() or QApplication([])
     theme.apply(app)
     rss0 = rss_mb()
-    settings = QSettings(str(Path(tempfile.gettempdir()) / "bench_viewer.ini"), QSettings.Format.IniFormat)
+    # Settings of this run only: a stored layout from a run before would be restored at open.
+    settings_dir = tempfile.TemporaryDirectory(prefix="bench_viewer_")
+    settings = QSettings(str(Path(settings_dir.name) / "viewer.ini"), QSettings.Format.IniFormat)
     win = MainWindow(settings=settings)
     win.resize(1600, 1000)
     win.show()

@@ -296,7 +296,11 @@ def test_layout_round_trip_file_and_user_settings(window, tmp_path, sedan):
     assert data["format"] == "pvdkit-viewer-layout"
     assert data["panes"][2]["curves"][0]["object"] == "/World/Standard/EngineState"
     ws.plots.clear()
+    signals = []  # each one rebuilds the view's panels
+    for name in ("plot_added", "plot_removed", "plot_changed", "plots_replaced"):
+        getattr(ws.plots, name).connect(lambda *_, n=name: signals.append(n))
     assert win.load_layout(str(path)) == []
+    assert signals == ["plots_replaced"]  # the panels built once, not once per plot and curve
     assert [(p.title, [(c.key, c.label) for c in p.curves]) for p in ws.plots.plots] == before
     # Per user: closing remembers the layout; the next window (same settings) opens on it.
     win.close()

@@ -179,10 +179,19 @@ def test_plots_model_signals():
     events = []
     for name in ("plot_added", "plot_removed", "plot_changed"):
         getattr(pm, name).connect(lambda p, n=name: events.append((n, p.title)))
+    pm.plots_replaced.connect(lambda: events.append(("plots_replaced", None)))
     pm.add_plot("a")
     assert events == [("plot_added", "a")]
+    pm.remove_plot(pm.add_plot("b"))
+    assert events[-2:] == [("plot_added", "b"), ("plot_removed", "b")]
+    events.clear()
+    with pm.batch():  # many changes, one signal: a view rebuilds once
+        for title in "cde":
+            pm.add_plot(title)
+        pm.remove_plot(pm.plots[-1])
+    assert events == [("plots_replaced", None)] and [p.title for p in pm.plots] == ["a", "c", "d"]
     pm.clear()
-    assert events[-1] == ("plot_removed", "a") and pm.plots == []
+    assert events[-1] == ("plots_replaced", None) and len(events) == 2 and pm.plots == []
 
 
 def test_recent_files_order_and_limit(tmp_path):

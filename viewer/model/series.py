@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 import re
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -310,6 +312,7 @@ class PlotsModel:
     ``plot_added``      ``plot: Plot``    a plot was appended to the stack
     ``plot_removed``    ``plot: Plot``    a plot was removed
     ``plot_changed``    ``plot: Plot``    curves were added to or removed from a plot
+    ``plots_replaced``  (none)            many changes at once (:meth:`batch`)
     ==================  ================  ==============================================
     """
 
@@ -317,7 +320,23 @@ class PlotsModel:
         self.plot_added = Signal("plot_added")
         self.plot_removed = Signal("plot_removed")
         self.plot_changed = Signal("plot_changed")
+        self.plots_replaced = Signal("plots_replaced")
         self.plots: list[Plot] = []
+        self._batches = 0  # nested batch() blocks open
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make many changes as one: the signals per plot are held and ``plots_replaced`` is
+        emitted once at the end. Why: a view rebuilds its panels at each signal, so restoring a
+        layout of n plots plot by plot built n² panels (8 s for 20 plots of a fleet)."""
+        self._batches += 1
+        try:
+            with self.plot_added.blocked(), self.plot_removed.blocked(), self.plot_changed.blocked():
+                yield
+        finally:
+            self._batches -= 1
+            if not self._batches:  # the outermost batch; the view follows whatever stopped it
+                self.plots_replaced.emit()
 
     def add_plot(self, title: str) -> Plot:
         p = Plot(title)
@@ -331,8 +350,9 @@ class PlotsModel:
             self.plot_removed.emit(plot)
 
     def clear(self) -> None:
-        for p in list(self.plots):
-            self.remove_plot(p)
+        with self.batch():
+            for p in list(self.plots):
+                self.remove_plot(p)
 
     def add_curve(self, plot: Plot, obj: Object, attribute: str, component: Component = None,
                   label: str | None = None) -> Curve:

@@ -313,6 +313,10 @@ class Workspace:
         """Replace the plots by ``layout``'s panes; returns what could not be restored (one line
         each). A pane's curves are found by object path; a pane whose objects are not in this
         recording is made again from its ``spec`` for the selected (else the first) vehicle."""
+        with self.plots.batch():  # one rebuild of the view, not one per plot
+            return self._apply_layout(layout)
+
+    def _apply_layout(self, layout: Layout) -> list[str]:
         self.plots.clear()
         if self.session is None:
             return ["no recording is open"] if layout.panes else []

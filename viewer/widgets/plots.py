@@ -650,6 +650,7 @@ class PlotStack(QWidget):
         workspace.plots.plot_added.connect(lambda _p: self.rebuild())
         workspace.plots.plot_removed.connect(lambda _p: self.rebuild())
         workspace.plots.plot_changed.connect(lambda _p: self.rebuild())
+        workspace.plots.plots_replaced.connect(self.rebuild)
         workspace.timeline.frame_changed.connect(self.set_frame)
         workspace.session_changed.connect(self._on_session)
         workspace.comparison_changed.connect(self._on_comparison)
