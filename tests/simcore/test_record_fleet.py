@@ -31,6 +31,22 @@ def test_a_fleet_recording_holds_every_vehicle_by_name(tmp_path, capsys):
     assert names == ["vehicle_000", "vehicle_001", "vehicle_002"]
 
 
+def test_the_cost_per_vehicle_step_leaves_out_the_first_step(tmp_path):
+    """The first step creates every vehicle's object graph (most of a short fleet run): the
+    summary gives it apart, and the cost per vehicle-step over the steps after it."""
+    from simcore.cli.record import RecordSummary
+
+    s = RecordSummary(tmp_path / "x.h5", "sedan", "accelerate", steps=11, frames=11, objects=10,
+                      file_size=1, wall_time=2.0, simulated_time=11 * DT, vehicles=4, first_step_time=1.2)
+    assert s.us_per_vehicle_step == pytest.approx(1e6 * 0.8 / (10 * 4))
+    assert "the first step, which creates the object graphs: 1.20 s" in s.format()
+    one = RecordSummary(tmp_path / "x.h5", "sedan", "accelerate", steps=1, frames=1, objects=10,
+                        file_size=1, wall_time=0.5, simulated_time=DT, first_step_time=0.5)
+    assert one.us_per_vehicle_step == pytest.approx(5e5) and "first step" not in one.format()
+    summary = record("sedan", None, duration=3 * DT, out=tmp_path / "f.h5", vehicles=2)
+    assert 0 < summary.first_step_time < summary.wall_time
+
+
 def test_vary_spreads_one_param_linearly(tmp_path):
     out = tmp_path / "vary.ovd"
     summary = record("sedan", "accelerate", duration=10 * DT, out=out, vehicles=3,
