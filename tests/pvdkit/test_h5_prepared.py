@@ -199,6 +199,25 @@ def test_prepared_hook_writes_the_file_the_bytes_give(tmp_path: Path, compact: b
     assert len(rec.frames) == 24
 
 
+@pytest.mark.parametrize("clock_block", [True, False], ids=["two-blocks", "one-block"])
+def test_commits_on_the_commit_thread_write_the_file_commits_in_the_caller_write(
+        tmp_path: Path, clock_block: bool, every_block_prepared) -> None:
+    """Small batches commit on their own, on the commit thread, which also indexes them while
+    the writer goes on (blocks learnt, objects reborn, context exceptions): the file is the one
+    the same commits written in the caller give, and the bytes given."""
+    files = {}
+    for background in (True, False):
+        (tmp_path / str(background)).mkdir()
+        files[background] = tmp_path / str(background) / "rec.h5"
+        data = _record(files[background], H5Stream, clock_block, compact=False, batch_bytes=1500,
+                       background=background)
+        assert h5_to_ovd_bytes(files[background]) == data
+    with h5py.File(files[True], "r") as f:
+        assert len(f["log/commits"]) > 12  # most commits came on their own
+    assert every_block_prepared["runs"] > 0
+    _assert_same_file(files[True], files[False])
+
+
 def test_prepared_hook_writes_nothing_twice_and_counts_bytes(tmp_path: Path) -> None:
     stream = H5Stream(tmp_path / "x.h5", flush_interval=1e9, compact=False)
     with OmniPvdWriter(stream) as w:
