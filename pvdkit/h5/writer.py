@@ -889,8 +889,10 @@ class _PreparedRun:
         data = K.gather_frames(self.buffer, lay.offsets[column].astype(np.int64), lay.payload_bytes, k, size)
         if len(rows):  # the batch's series of this pool, each before the block's series above it
             at = np.repeat(np.searchsorted(own, series) * k, counts)
-            frames = np.insert(frames, at, src.frame[rows].astype(np.int32))
-            data = np.insert(data, at, K.gather_fixed(src.buffer, src.offset[rows], size), axis=0)
+            frames = K.insert_rows(frames.view(np.uint8).reshape(-1, 4), at,
+                                   src.frame[rows].astype("<i4").view(np.uint8).reshape(-1, 4)).view("<i4")
+            frames = frames.reshape(-1)
+            data = K.insert_rows(data, at, K.gather_fixed(src.buffer, src.offset[rows], size))
         append(g["frames"], frames)
         append(vals, data.view(dt).reshape(len(frames), *vals.shape[1:]))
 

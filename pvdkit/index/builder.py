@@ -97,6 +97,9 @@ class IndexBuilder:
         self.n_rows = 0
         self.n_frames = 0
         self._s_ctx = np.zeros(1024, np.uint64)
+        # Samples per series id in the batch being indexed; zero between batches (each batch
+        # resets the entries it counted), so a small batch costs nothing per series of the stream.
+        self._s_cnt = np.zeros(1024, np.int64)
         self.object_destroyed = np.zeros(0, np.int32)
         self._open_frame: dict[int, int] = {}
 
@@ -141,27 +144,32 @@ class IndexBuilder:
         cnt = np.zeros(10, np.int64)
         cnt[K.C_LIFE], cnt[K.C_PATH], cnt[K.C_SERIES] = life0, path0, series0
         maps = (self._life, self._path, self._series)
-        s_cnt = np.zeros(len(self._s_ctx), np.int64)
+        s_cnt = self._s_cnt
         columns = tuple(cols.values())
         out = (attr_rows, attr_sid, destroy_life, new_life_row, new_life_implicit, new_path_key, new_s_life,
                new_s_path, new_s_family, exc_rows, other_rows)
         r = 0
-        while True:
-            deep = (*self._deep_map.arrays(), self._deep_handles, self._deep_starts)
-            r, pos, fr, stop = K.index_rows(
-                from_bytes, buf, base_len, pos, fr, r, n, columns, cnt, self._life.arrays(),
-                self._path.arrays(), self._series.arrays(), self._s_ctx, s_cnt, deep, out,
-            )
-            if stop == K.DONE:
-                break
-            if stop == K.GROW_SCTX:
-                self._s_ctx = np.concatenate([self._s_ctx, np.zeros(max(1024, len(self._s_ctx)), np.uint64)])
-                s_cnt = np.concatenate([s_cnt, np.zeros(len(self._s_ctx) - len(s_cnt), np.int64)])
-            elif stop == K.NEW_DEEP:
-                self._add_deep_path(buf, int(pos if from_bytes else table.offset[r]))
-            else:
-                m = maps[stop - K.GROW_LIFE]
-                m.keys, m.vals, m.used = K.grow(m.keys, m.vals, m.used)
+        try:
+            while True:
+                deep = (*self._deep_map.arrays(), self._deep_handles, self._deep_starts)
+                r, pos, fr, stop = K.index_rows(
+                    from_bytes, buf, base_len, pos, fr, r, n, columns, cnt, self._life.arrays(),
+                    self._path.arrays(), self._series.arrays(), self._s_ctx, s_cnt, deep, out,
+                )
+                if stop == K.DONE:
+                    break
+                if stop == K.GROW_SCTX:
+                    grow = max(1024, len(self._s_ctx))
+                    self._s_ctx = np.concatenate([self._s_ctx, np.zeros(grow, np.uint64)])
+                    s_cnt = self._s_cnt = np.concatenate([s_cnt, np.zeros(grow, np.int64)])
+                elif stop == K.NEW_DEEP:
+                    self._add_deep_path(buf, int(pos if from_bytes else table.offset[r]))
+                else:
+                    m = maps[stop - K.GROW_LIFE]
+                    m.keys, m.vals, m.used = K.grow(m.keys, m.vals, m.used)
+            new_counts = s_cnt[series0 : series0 + int(cnt[K.C_NEW_SERIES])].copy()
+        finally:  # the counts start from zero for the next batch, whatever happened to this one
+            s_cnt[attr_sid[: cnt[K.C_ATTR]]] = 0
         for m, c in zip(maps, (K.C_LIFE, K.C_PATH, K.C_SERIES), strict=True):
             m.count = int(cnt[c])
         n_life, n_path, n_series = int(cnt[K.C_NEW_LIFE]), int(cnt[K.C_NEW_PATH]), int(cnt[K.C_NEW_SERIES])
@@ -234,13 +242,12 @@ class IndexBuilder:
 
         # Series.
         total_series = series0 + n_series
-        series_counts = s_cnt[:total_series]  # s_cnt is this batch's own: no copy (1 MB at 131k series)
         series = SeriesTable(
             new_s_life[:n_series].copy(),
             new_s_path[:n_series].astype(np.int32),
             new_s_family[:n_series].copy(),
             self._s_ctx[series0:total_series].copy(),
-            series_counts[series0:total_series].copy(),
+            new_counts,
         )
         context_exceptions = ((exc_rows + row0).astype(np.int64), table.context[exc_rows].copy())
 
@@ -265,7 +272,6 @@ class IndexBuilder:
             series0=series0,
             attr_rows=attr_rows,
             attr_series=attr_series,
-            series_counts=series_counts,
             context_exceptions=context_exceptions,
         )
 

@@ -284,5 +284,12 @@ class Batch:
     series0: int
     attr_rows: np.ndarray
     attr_series: np.ndarray
-    series_counts: np.ndarray  # samples added per series id in this batch (all ids < series0+len)
     context_exceptions: tuple[np.ndarray, np.ndarray]
+
+    @property
+    def series_counts(self) -> np.ndarray:
+        """Samples added per series id in this batch (every id below ``series0 + len(series)``).
+
+        Counted when asked (merging a stream's batches): a small batch of a stream with 131k
+        series would otherwise carry a 1 MB array for a handful of samples."""
+        return np.bincount(self.attr_series, minlength=self.series0 + len(self.series))

@@ -213,3 +213,16 @@ def test_a_frame_stopped_in_a_later_commit_keeps_its_stop(tmp_path):
     assert frames["stopped"][:5].all()
     np.testing.assert_array_equal(frames["stop"][:5], [1000 * k + 500 for k in range(5)])
     Recording.open(path).close()
+
+
+@pytest.mark.parametrize(("n", "at"), [(5, [0, 0, 2, 5, 5]), (0, [0, 0]), (4, []), (3, [1]), (6, [6])])
+def test_insert_rows_is_numpys_insert(n, at):
+    """A block's pool rows with the batch's other samples joined in: as ``np.insert`` places
+    them (before row ``at[j]``, several at one place in order, at the end for ``n``)."""
+    from pvdkit.index.kernels import insert_rows
+
+    rng = np.random.default_rng(n)
+    base = rng.integers(0, 256, (n, 12), dtype=np.uint8)
+    extra = rng.integers(0, 256, (len(at), 12), dtype=np.uint8)
+    at = np.asarray(at, np.int64)
+    np.testing.assert_array_equal(insert_rows(base, at, extra), np.insert(base, at, extra, axis=0))

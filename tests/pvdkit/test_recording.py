@@ -362,6 +362,28 @@ def test_index_is_the_same_however_the_stream_is_split():
     assert builder.paths == whole.paths
 
 
+def test_each_batch_counts_only_its_own_samples():
+    """Batch by batch, samples per series id are the batch's own (the counts start from zero
+    each batch), and they add up to the whole stream's series counts."""
+    data = FIXTURE.read_bytes()
+    buf = np.frombuffer(data, np.uint8)
+    whole = ovd_data(buf, tokenize(buf))
+    builder = IndexBuilder((0, 4, 0))
+    pos, frame, total = 12, -1, np.zeros(len(whole.series.count), np.int64)
+    cuts = np.linspace(len(data) // 7, len(data), 7).astype(int)
+    for cut in cuts:
+        part = buf[pos:cut]
+        t = tokenize(part, version=(0, 4, 0), start_frame=frame)
+        b = builder.feed(part, t)
+        counts = b.series_counts
+        assert len(counts) == b.series0 + len(b.series) and counts.sum() == len(b.attr_rows)
+        np.testing.assert_array_equal(counts[b.series0:], b.series.count)
+        total[: len(counts)] += counts
+        pos += t.valid_end
+        frame = t.last_frame
+    np.testing.assert_array_equal(total, whole.series.count)
+
+
 # ---------------------------------------------------------------------------- damage
 
 
