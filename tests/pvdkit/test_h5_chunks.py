@@ -9,15 +9,7 @@ import numpy as np
 import pytest
 
 from pvdkit.h5.chunks import DirectChunks
-
-
-def _random_rows(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    if dtype.fields is None:
-        return (rng.normal(size=shape) * 1000).astype(dtype)
-    rows = np.zeros(shape, dtype)
-    for name in dtype.names:
-        rows[name] = _random_rows(rng, dtype.fields[name][0], shape)
-    return rows
+from tests.pvdkit.h5_helpers import TABLE_ROW, random_rows
 
 
 def _dataset(f: h5py.File, name: str, dtype, width: tuple[int, ...] = (), chunk_rows: int = 100, **comp):
@@ -26,12 +18,8 @@ def _dataset(f: h5py.File, name: str, dtype, width: tuple[int, ...] = (), chunk_
                             chunks=(chunk_rows, *width), **comp)
 
 
-#: A table's row: fields of numbers, packed (as the recording's segments, frames …).
-_TABLE_ROW = np.dtype([("series", "<i8"), ("pool", "<i4"), ("n", "u1")])
-
-
 @pytest.mark.parametrize(("dtype", "width"), [("<f4", ()), ("<f4", (3,)), ("u1", ()), ("<i4", ()),
-                                               ("<u8", (2,)), ("<f8", ()), (_TABLE_ROW, ())])
+                                               ("<u8", (2,)), ("<f8", ()), (TABLE_ROW, ())])
 def test_appends_read_back_as_written_by_any_reader(tmp_path, dtype, width):
     """Pieces of every size — inside one chunk, filling it exactly, spanning several — read
     back through HDF5's own filters (shuffle + deflate) as the rows appended, in SWMR mode too."""
@@ -43,7 +31,7 @@ def test_appends_read_back_as_written_by_any_reader(tmp_path, dtype, width):
         ds = _dataset(f, "v", dtype, width)
         f.swmr_mode = True
         for n in (0, 1, 37, 62, 100, 250, 3, 297):
-            rows = _random_rows(rng, np.dtype(dtype), (n, *width))
+            rows = random_rows(rng, np.dtype(dtype), (n, *width))
             assert chunks.append(ds, rows) == sum(len(e) for e in expected)
             expected.append(rows)
             f.flush()
@@ -59,7 +47,7 @@ def test_chunks_compressed_on_several_threads_are_the_chunks_of_one(tmp_path):
     """``workers > 1`` (a commit the caller waits for) stores byte for byte what one thread
     stores, chunk for chunk in order, and lets its threads go on close."""
     rng = np.random.default_rng(3)
-    pieces = [_random_rows(rng, np.dtype("<f4"), (n, 3)) for n in (950, 40, 1210, 7)]
+    pieces = [random_rows(rng, np.dtype("<f4"), (n, 3)) for n in (950, 40, 1210, 7)]
     stored = {}
     for workers in (1, 3):
         chunks = DirectChunks(1)

@@ -16,21 +16,9 @@ import pytest
 from pvdkit.diff import compare_files
 from pvdkit.diff.report import to_json
 from pvdkit.h5.inflate import ChunkDecoder, read_rows
+from tests.pvdkit.h5_helpers import TABLE_ROW, random_rows
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-
-#: A table's row: fields of numbers (as the recording's segments, frames …).
-_TABLE_ROW = np.dtype([("series", "<i8"), ("pool", "<i4"), ("n", "u1")])
-
-
-def _rows(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    if dtype.fields is None:
-        return (rng.normal(size=shape) * 1000).astype(dtype)
-    out = np.zeros(shape, dtype)
-    for name in dtype.names:
-        out[name] = _rows(rng, dtype.fields[name][0], shape)
-    return out
-
 
 def _write(path: Path, name: str, data: np.ndarray, chunk_rows: int, **filters) -> None:
     filters = filters or {"compression": "gzip", "compression_opts": 4, "shuffle": True}
@@ -45,13 +33,13 @@ def _same(a: np.ndarray, b: np.ndarray) -> None:
 
 @pytest.mark.parametrize(("dtype", "width"), [
     ("u1", ()), ("<i4", ()), ("<f4", ()), ("<f8", ()), ("<u8", (2,)), ("<f4", (3,)), ("<u2", (7,)),
-    (">i4", ()), (">f8", (2,)), (_TABLE_ROW, ())])
+    (">i4", ()), (">f8", (2,)), (TABLE_ROW, ())])
 @pytest.mark.parametrize("n", [1, 99, 100, 101, 1234])
 def test_rows_read_as_h5py_reads_them(tmp_path, dtype, width, n):
     """Every dtype and row width, a partial last chunk (stored padded) or none, any row range."""
     dtype = np.dtype(dtype)
     path = tmp_path / "x.h5"
-    _write(path, "d", _rows(np.random.default_rng(n), dtype, (n, *width)), chunk_rows=100)
+    _write(path, "d", random_rows(np.random.default_rng(n), dtype, (n, *width)), chunk_rows=100)
     with h5py.File(path, "r") as f:
         ds = f["d"]
         assert ChunkDecoder.of(ds) is not None
