@@ -75,6 +75,7 @@ def _kernels() -> ModuleType:
 #: HDF5 format bounds of a crash-safe (SWMR) recording: readable by every HDF5 since 1.10.
 _SWMR_LIBVER = ("v110", "v110")
 _WRITE_SLICE = 1 << 20  # samples gathered and written per h5py call
+_LAYOUT_PLANS = 8  # prepared layouts whose plans are kept (a recorder writes one to three blocks)
 
 
 class H5Writer:
@@ -492,6 +493,8 @@ class H5Writer:
         if hit is not None and hit[0] is layout and hit[1] == n_series:
             return hit[2]
         plan = _LayoutPlan.of(layout, lambda one: self._plan_samples(one, n_series))
+        if len(self._layout_plans) >= _LAYOUT_PLANS:  # layouts learnt again after objects came
+            self._layout_plans.clear()  # and went replace the old ones: keep only recent plans
         self._layout_plans[id(layout)] = (layout, n_series, plan)
         return plan
 
