@@ -17,31 +17,12 @@ import h5py
 import numpy as np
 from isal import isal_zlib
 
+from pvdkit.h5.layout import shuffled_deflated_rows
+
 __all__ = ["DirectChunks"]
 
 #: ISA-L's deflate levels; a gzip level above the last maps to it.
 ISAL_LEVELS = range(isal_zlib.ISAL_BEST_SPEED, isal_zlib.ISAL_BEST_COMPRESSION + 1)
-
-
-def _plain_number(dt: np.dtype) -> bool:
-    return dt.fields is None and dt.subdtype is None and dt.kind in "biuf" and dt.byteorder in "<=|"
-
-
-def _stored_as_in_memory(ds: h5py.Dataset) -> bool:
-    """Whether the file's bytes of a row of ``ds`` are numpy's: a plain number, or fields of
-    plain numbers at the same offsets in a type of the same size (what h5py makes of a packed
-    numpy dtype)."""
-    dt = ds.dtype
-    if dt.fields is None:
-        return _plain_number(dt)
-    ftype = ds.id.get_type()
-    if ftype.get_size() != dt.itemsize or ftype.get_nmembers() != len(dt.names):
-        return False
-    for i, name in enumerate(dt.names):
-        field, offset = dt.fields[name][:2]
-        if not _plain_number(field) or ftype.get_member_offset(i) != offset:
-            return False
-    return True
 
 
 class DirectChunks:
@@ -76,18 +57,12 @@ class DirectChunks:
 
     @staticmethod
     def suits(ds: h5py.Dataset) -> bool:
-        """Whether ``ds`` is appended here: chunked along rows only, filtered by exactly
-        shuffle then deflate, of little-endian numbers — plain, or fields of numbers laid out
-        in the file as in memory (the tables: segments, frames, series …)."""
-        return (
-            ds.chunks is not None
-            and tuple(ds.chunks[1:]) == tuple(ds.shape[1:])
-            and ds.compression == "gzip"
-            and ds.shuffle
-            and not ds.fletcher32
-            and ds.scaleoffset is None
-            and _stored_as_in_memory(ds)
-        )
+        """Whether ``ds`` is appended here: rows of numbers through exactly shuffle then deflate
+        (:func:`~pvdkit.h5.layout.shuffled_deflated_rows`), little-endian as the recording's
+        own datasets are."""
+        dt = ds.dtype
+        elements = [dt.fields[n][0] for n in dt.names] if dt.names else [dt]
+        return all(e.byteorder in "<=|" for e in elements) and shuffled_deflated_rows(ds)
 
     def append(self, ds: h5py.Dataset, rows: np.ndarray) -> int:
         """Append ``rows`` to ``ds`` (which :meth:`suits`); returns the first new row's index."""

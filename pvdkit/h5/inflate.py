@@ -9,7 +9,8 @@ rows only, filtered by exactly shuffle then deflate, of numbers (or fields of nu
 file type is the one of their numpy type, and chunks stored with every filter applied (filter
 mask 0) that inflate to exactly a chunk's bytes. Any other chunk is read by h5py, as before.
 
-This module imports neither numba nor anything of pvdkit: reading a recording stays light.
+Which datasets suit is :func:`pvdkit.h5.layout.shuffled_deflated_rows`, the question the
+writing side (:mod:`pvdkit.h5.chunks`) asks too. No numba here: reading a recording stays light.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ import h5py
 import numpy as np
 from isal import isal_zlib
 
-__all__ = ["ChunkDecoder", "read_rows"]
+from pvdkit.h5.layout import shuffled_deflated_rows
 
-#: The filter pipeline decoded here, in the order HDF5 applies it when writing.
-_PIPELINE = (h5py.h5z.FILTER_SHUFFLE, h5py.h5z.FILTER_DEFLATE)
+__all__ = ["ChunkDecoder", "read_rows"]
 
 
 class ChunkDecoder:
@@ -40,27 +40,7 @@ class ChunkDecoder:
     @classmethod
     def of(cls, ds: h5py.Dataset) -> ChunkDecoder | None:
         """A decoder for ``ds``, or None when its chunks are not decoded here (h5py reads it)."""
-        try:
-            if ds.chunks is None or tuple(ds.chunks[1:]) != tuple(ds.shape[1:]) or ds.chunks[0] < 1:
-                return None
-            dt = ds.dtype
-            if dt.hasobject or dt.subdtype is not None or dt.itemsize == 0:
-                return None
-            if not all(dt.fields[n][0].kind in "iuf" for n in dt.names) if dt.names else dt.kind not in "iuf":
-                return None
-            dcpl = ds.id.get_create_plist()
-            if tuple(dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters())) != _PIPELINE:
-                return None
-            shuffle_size = dcpl.get_filter(0)[2]
-            if shuffle_size and shuffle_size[0] != dt.itemsize:
-                return None
-            # The file's bytes of an element are numpy's when the file type is the one h5py
-            # makes of the numpy type (same class, size, byte order, precision, field offsets).
-            if ds.id.get_type() != h5py.h5t.py_create(dt):
-                return None
-        except Exception:  # anything unusual about the dataset: h5py reads it
-            return None
-        return cls(ds)
+        return cls(ds) if shuffled_deflated_rows(ds) else None
 
     def decode_into(self, filter_mask: int, stored: bytes, out: np.ndarray, first: int = 0) -> bool:
         """Write rows ``first .. first + len(out)`` of one stored chunk into ``out`` (C-contiguous,

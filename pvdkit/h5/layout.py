@@ -170,3 +170,36 @@ def _counts_from(per_kind: np.ndarray, reg: dict[str, int]) -> dict[str, int]:
     """Command counts (:data:`pvdkit.ovd.layout.COUNT_KEYS`) from commands per code and the
     split of REGISTER_ATTRIBUTE (``register_attribute`` / ``register_enum`` / ``register_flags``)."""
     return command_counts(per_kind, reg["register_attribute"], reg["register_enum"], reg["register_flags"])
+
+
+#: The filter pipeline of a recording's numeric datasets, in the order HDF5 applies it on write.
+SHUFFLE_DEFLATE = (h5py.h5z.FILTER_SHUFFLE, h5py.h5z.FILTER_DEFLATE)
+
+
+def shuffled_deflated_rows(ds: h5py.Dataset) -> bool:
+    """Whether ``ds``'s stored chunks are whole rows of numbers, byte for byte numpy's, through
+    exactly shuffle then deflate — what ISA-L can write (:mod:`pvdkit.h5.chunks`) and read
+    (:mod:`pvdkit.h5.inflate`) as a chunk at a time, with HDF5's own filters left out.
+
+    Chunked along rows only; plain numbers or fields of plain numbers (no strings, no array
+    fields); the file type is the one h5py makes of the numpy type (class, size, byte order,
+    field offsets); the shuffle's element size is the row element's. Anything unusual: False.
+    """
+    try:
+        if ds.chunks is None or tuple(ds.chunks[1:]) != tuple(ds.shape[1:]) or ds.chunks[0] < 1:
+            return False
+        dt = ds.dtype
+        if dt.hasobject or dt.subdtype is not None or dt.itemsize == 0:
+            return False
+        kinds = [dt.fields[n][0].kind for n in dt.names] if dt.names else [dt.kind]
+        if any(k not in "biuf" for k in kinds):
+            return False
+        dcpl = ds.id.get_create_plist()
+        if tuple(dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters())) != SHUFFLE_DEFLATE:
+            return False
+        shuffle_size = dcpl.get_filter(0)[2]
+        if shuffle_size and shuffle_size[0] != dt.itemsize:
+            return False
+        return ds.id.get_type() == h5py.h5t.py_create(dt)
+    except Exception:  # noqa: BLE001 - a dataset h5py cannot describe: not one of these
+        return False
