@@ -185,12 +185,9 @@ class PreparedAttributes:
         views, runs, at = [], [], 0
         for slot in slots:  # slot: a column's payloads in the buffer, (objects, count)
             views.append(np.ndarray(slot.shape, slot.dtype, self._payload, at))
-            # Each command's payload as one element of its size: numpy copies whole elements
-            # several times faster than the same bytes element by element.
             size = slot.nbytes // max(len(slot), 1)
-            runs.append((np.ndarray((len(slot),), f"V{size}", buffer, _offset_in(slot, buffer),
-                                    (slot.strides[0],)) if size else None,
-                         np.ndarray((len(slot),), f"V{size}", self._payload, at) if size else None))
+            if size:  # (commands, payload size, where in the buffer, its stride, where in payload)
+                runs.append((len(slot), size, _offset_in(slot, buffer), slot.strides[0], at))
             at += slot.nbytes
         self._runs = tuple(runs)
         #: The context every command of the block carries.
@@ -228,12 +225,25 @@ class PreparedAttributes:
         out.flags.writeable = False
         return out
 
+    def encoded_with(self, payload: np.ndarray) -> bytes:
+        """The bytes of a write of the block whose values were ``payload`` (a copy of
+        :attr:`payload` taken then): for a stream that kept only the values."""
+        buf = self._buffer.copy()
+        self._scatter(np.asarray(payload, np.uint8), buf)
+        return buf.tobytes()
+
     def _encoded(self) -> np.ndarray:
         """The encoded commands, their payloads set to the current values."""
-        for dst, src in self._runs:
-            if dst is not None:
-                dst[...] = src
+        self._scatter(self._payload, self._buffer)
         return self._buffer
+
+    def _scatter(self, payload: np.ndarray, buf: np.ndarray) -> None:
+        """Copy each command's payload from ``payload`` (end to end) into its place in ``buf``.
+        Each payload is moved as one element of its size: numpy copies whole elements several
+        times faster than the same bytes one by one."""
+        for n, size, offset, stride, at in self._runs:
+            dst = np.ndarray((n,), f"V{size}", buf, offset, (stride,))
+            dst[...] = np.ndarray((n,), f"V{size}", payload, at)
 
     def view(self, column: int, shape: Sequence[int] | None = None) -> np.ndarray:
         """Column ``column``'s values, as ``(objects, count)`` or re-shaped to ``shape`` — object

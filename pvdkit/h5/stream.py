@@ -616,35 +616,17 @@ class _BlockState:
         self.frames_per_commit = batch_bytes // max(self.nbytes, 1) + 2
         self._arena: np.ndarray | None = None
         self._next = 0
-        self.template = np.frombuffer(block.buffer, np.uint8).copy()  # headers never change
-        table = tokenize(self.template, version=version)
+        table = tokenize(np.frombuffer(block.buffer, np.uint8), version=version)
         if len(table) == 0 or table.valid_end != self.nbytes or np.any(table.kind != Command.SET_ATTRIBUTE):
             raise PvdError("write_prepared: the block is not a sequence of SET_ATTRIBUTE commands")
-        offs = table.data_offset.astype(np.int64)
         sizes = table.data_size.astype(np.int64)
         self.sizes = table.data_size.copy()
         self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         self.payload_bytes = int(sizes.sum())
         if self.payload_bytes != len(self.payload):  # the block's payloads are its commands' own
             raise PvdError("write_prepared: the block's values do not match its commands")
-        # Runs of commands with one payload size at a constant stride (a column of the block):
-        # one strided copy each.
-        self.runs: list[tuple[int, int, int, int, int]] = []  # (src, stride, count, size, dst)
-        i, n = 0, len(offs)
-        while i < n:
-            j = i + 1
-            stride = int(offs[j] - offs[i]) if j < n else 0
-            while j < n and sizes[j] == sizes[i] and offs[j] - offs[j - 1] == stride:
-                j += 1
-            self.runs.append((int(offs[i]), stride, j - i, int(sizes[i]), int(self.offsets[i])))
-            i = j
         self.layout: PreparedLayout | None = None
         self.epoch = -1
-
-    @staticmethod
-    def _strided(buf: np.ndarray, run: tuple[int, int, int, int, int]) -> np.ndarray:
-        src, stride, count, size, _ = run
-        return np.lib.stride_tricks.as_strided(buf[src:], shape=(count, size), strides=(stride, 1))
 
     def new_arena(self) -> None:
         """The next capture starts an arena (a commit took the frames captured so far)."""
@@ -662,11 +644,7 @@ class _BlockState:
 
     def bytes_of(self, payload: np.ndarray) -> bytearray:
         """The stream bytes of a write whose payloads were ``payload``."""
-        buf = self.template.copy()
-        for run in self.runs:
-            _, _, count, size, dst = run
-            self._strided(buf, run)[...] = payload[dst : dst + count * size].reshape(count, size)
-        return bytearray(buf.tobytes())
+        return bytearray(self.block.encoded_with(payload))
 
     def learn(self, batch: Batch, epoch: int) -> None:
         """Take the layout from ``batch``, whose last commands are one write of the block."""

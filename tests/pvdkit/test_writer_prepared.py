@@ -145,6 +145,23 @@ def test_views_take_the_producers_shape_and_share_the_block():
         block.buffer[0] = 1
 
 
+def test_values_lie_end_to_end_and_encode_as_they_were():
+    """``payload`` is every value end to end in command order; ``encoded_with`` a copy of it
+    gives the bytes the block wrote then, whatever the values are now."""
+    w = OmniPvdWriter(MemoryStream())
+    h = _schema(w)
+    objects = np.arange(1, 4, dtype=np.uint64)
+    block = w.prepare_attributes(1, [(objects, h["force"], 3), (objects[:2], h["pos"])])
+    block.views[0][...] = np.arange(9).reshape(3, 3)
+    block.views[1][...] = -1.0
+    expected = np.concatenate([np.arange(9, dtype="<f4"), np.full(6, -1.0, "<f4")])
+    np.testing.assert_array_equal(block.payload.view("<f4"), expected)
+    assert not block.payload.flags.writeable
+    then, then_bytes = block.payload.copy(), bytes(block.buffer)
+    block.views[0][...] = 7.0
+    assert block.encoded_with(then) == then_bytes != bytes(block.buffer)
+
+
 def test_prepare_checks_as_set_attribute_checks():
     w = OmniPvdWriter(MemoryStream())
     h = _schema(w)
