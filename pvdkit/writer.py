@@ -41,7 +41,7 @@ payloads, not names, and are not limited.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
@@ -174,7 +174,7 @@ class PreparedAttributes:
     them in one copy.
     """
 
-    __slots__ = ("_buffer", "_payload", "_runs", "_owner", "context", "columns", "views", "labels")
+    __slots__ = ("_buffer", "_payload", "_runs", "_own", "_owner", "context", "columns", "views", "labels")
 
     def __init__(self, owner: OmniPvdWriter, context: int, buffer: np.ndarray,
                  slots: Sequence[np.ndarray], columns: tuple[PreparedColumn, ...],
@@ -190,6 +190,7 @@ class PreparedAttributes:
                 runs.append((len(slot), size, _offset_in(slot, buffer), slot.strides[0], at))
             at += slot.nbytes
         self._runs = tuple(runs)
+        self._own = tuple(self._run_views(buffer, self._payload))  # bound once: a write per frame
         #: The context every command of the block carries.
         self.context = context
         #: The columns as given (objects as u64 arrays, counts resolved).
@@ -229,21 +230,23 @@ class PreparedAttributes:
         """The bytes of a write of the block whose values were ``payload`` (a copy of
         :attr:`payload` taken then): for a stream that kept only the values."""
         buf = self._buffer.copy()
-        self._scatter(np.asarray(payload, np.uint8), buf)
+        for dst, src in self._run_views(buf, np.asarray(payload, np.uint8)):
+            dst[...] = src
         return buf.tobytes()
 
     def _encoded(self) -> np.ndarray:
         """The encoded commands, their payloads set to the current values."""
-        self._scatter(self._payload, self._buffer)
+        for dst, src in self._own:
+            dst[...] = src
         return self._buffer
 
-    def _scatter(self, payload: np.ndarray, buf: np.ndarray) -> None:
-        """Copy each command's payload from ``payload`` (end to end) into its place in ``buf``.
-        Each payload is moved as one element of its size: numpy copies whole elements several
-        times faster than the same bytes one by one."""
+    def _run_views(self, buf: np.ndarray, payload: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Per column, its payloads' places in ``buf`` and in ``payload`` (end to end), each
+        payload one element of its size: numpy copies whole elements several times faster than
+        the same bytes one by one."""
         for n, size, offset, stride, at in self._runs:
-            dst = np.ndarray((n,), f"V{size}", buf, offset, (stride,))
-            dst[...] = np.ndarray((n,), f"V{size}", payload, at)
+            yield (np.ndarray((n,), f"V{size}", buf, offset, (stride,)),
+                   np.ndarray((n,), f"V{size}", payload, at))
 
     def view(self, column: int, shape: Sequence[int] | None = None) -> np.ndarray:
         """Column ``column``'s values, as ``(objects, count)`` or re-shaped to ``shape`` — object
