@@ -29,7 +29,6 @@ row.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,16 +38,17 @@ import numpy as np
 from pvdkit.lazy import import_module
 from pvdkit.names import (
     NORM,
+    AttributeSpec,
     ObjectNames,
     Vehicle,
     Wheel,
     check_element,
     element_title,
     names_of,
-    split_element,
+    resolve_spec,
     vehicles,
 )
-from pvdkit.recording import Attribute, Class, Object, Series
+from pvdkit.recording import Class, Object, Series
 from pvdkit.recording import Recording as QueryRecording
 from pvdkit.types import PvdError
 
@@ -61,22 +61,9 @@ __all__ = ["KEY_COLUMNS", "NO_WHEEL", "Recording", "Vehicle", "Wheel", "datafram
 KEY_COLUMNS = ("time", "frame", "vehicle", "wheel", "object")
 #: ``wheel`` of a vehicle-level object in :func:`table` (pandas shows ``<NA>``).
 NO_WHEEL = -1
-#: Close names suggested for a misspelt class or attribute.
-MAX_SUGGESTIONS = 5
 
 ObjectSelector = str | Object | Wheel | Vehicle
 VehicleSelector = str | Vehicle
-
-
-@dataclass
-class _Spec:
-    """One requested attribute: ``Class.attribute[element]`` parsed against the recording."""
-
-    text: str
-    cls: Class
-    attr: str
-    leaf: Attribute
-    element: int | str | None
 
 
 @dataclass
@@ -188,42 +175,14 @@ class Recording(QueryRecording):
 # ============================================================================================
 
 
-def _close(word: str, candidates: Sequence[str]) -> list[str]:
-    """Candidates that look like ``word`` (case-insensitive matches first)."""
-    lower = {c.lower(): c for c in candidates}
-    same = [lower[word.lower()]] if word.lower() in lower else []
-    near = difflib.get_close_matches(word, list(candidates), n=MAX_SUGGESTIONS, cutoff=0.6)
-    return list(dict.fromkeys(same + near))[:MAX_SUGGESTIONS]
-
-
-def _spec(rec: QueryRecording, text: str) -> _Spec:
-    """Parse ``Class.attribute[element]`` (the class is the longest dotted prefix that names one)."""
-    base, element = split_element(text)
-    parts = base.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        cls = rec.classes.get(".".join(parts[:i]))
-        if cls is not None:
-            attr = ".".join(parts[i:])
-            break
-    else:
-        if "." not in base:
-            owners = sorted(f"{c.name}.{base}" for c in rec.classes.values() if base in c.paths)
-            hint = f"; did you mean {', '.join(owners[:MAX_SUGGESTIONS])}?" if owners else ""
-            raise PvdError(f"{rec.source_name}: expected CLASS.ATTRIBUTE, got {text!r}{hint}")
-        close = _close(parts[0], sorted(rec.classes))
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise PvdError(f"{rec.source_name}: no class {parts[0]!r} (in {text!r}){hint}")
-    chain = cls.paths.get(attr)
-    if chain is None:
-        close = _close(attr, sorted(cls.paths))
-        hint = f"did you mean {', '.join(close)}?" if close else \
-            f"it has: {', '.join(sorted(cls.paths)[:12])}{' …' if len(cls.paths) > 12 else ''}"
-        raise PvdError(f"{rec.source_name}: class {cls.name} has no attribute {attr!r}; {hint}")
-    leaf = chain[-1]
-    if leaf.kind == "unique_list":
-        raise PvdError(f"{rec.source_name}: {cls.name}.{attr} is a unique list, not a value over time; "
-                       "read it with Recording.series(obj, attribute).membership()")
-    return _Spec(text, cls, attr, leaf, element)
+def _spec(rec: QueryRecording, text: str) -> AttributeSpec:
+    """``Class.attribute[element]`` resolved (:func:`pvdkit.names.resolve_spec`), refusing a
+    unique list: a table holds values over time."""
+    spec = resolve_spec(rec, text)
+    if spec.leaf.kind == "unique_list":
+        raise PvdError(f"{rec.source_name}: {spec.cls.name}.{spec.attr} is a unique list, not a value over "
+                       "time; read it with Recording.series(obj, attribute).membership()")
+    return spec
 
 
 def _vehicle_filter(rec: QueryRecording, selected: Any) -> set[int] | None:
@@ -310,7 +269,8 @@ def _element_columns(s: Series) -> list[np.ndarray]:
     return cols
 
 
-def _parts(rec: QueryRecording, names: ObjectNames, spec: _Spec, objects: list[Object]) -> list[_Part]:
+def _parts(rec: QueryRecording, names: ObjectNames, spec: AttributeSpec,
+           objects: list[Object]) -> list[_Part]:
     """The samples of ``spec`` per object (objects without samples left out, as ``series`` does)."""
     out = []
     for o in objects:
@@ -320,7 +280,8 @@ def _parts(rec: QueryRecording, names: ObjectNames, spec: _Spec, objects: list[O
     return out
 
 
-def _value_columns(rec: QueryRecording, spec: _Spec, parts: list[_Part]) -> dict[str, list[np.ndarray]]:
+def _value_columns(rec: QueryRecording, spec: AttributeSpec,
+                   parts: list[_Part]) -> dict[str, list[np.ndarray]]:
     """Per output column of ``spec`` (its title as ``pvdkit series`` heads it) the per-part arrays;
     the element selector applied. :class:`PvdError` for an element no sample has, or the norm of
     values that are not numbers."""
@@ -345,7 +306,7 @@ def _value_columns(rec: QueryRecording, spec: _Spec, parts: list[_Part]) -> dict
     return {element_title(spec.attr, i, width): [c[i] for c in padded]}
 
 
-def _titles(specs: list[_Spec], columns: list[list[str]]) -> list[list[str]]:
+def _titles(specs: list[AttributeSpec], columns: list[list[str]]) -> list[list[str]]:
     """Final value column names: as ``series`` heads them, prefixed with the class
     (``EngineState.rotationSpeed``) where two attributes, or a key column, would share a name."""
     seen: dict[str, int] = {}
@@ -396,7 +357,7 @@ def _single(rec: QueryRecording, names: ObjectNames, parts: list[_Part], titles:
     return out
 
 
-def _merged(rec: QueryRecording, names: ObjectNames, specs: list[_Spec], parts: list[list[_Part]],
+def _merged(rec: QueryRecording, names: ObjectNames, specs: list[AttributeSpec], parts: list[list[_Part]],
             titles: list[list[str]], values: list[dict[str, list[np.ndarray]]], hold: bool
             ) -> dict[str, np.ndarray]:
     """Several attributes on one row per (frame, key) (see the module docstring)."""

@@ -628,22 +628,14 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
     None when the recording's time base is unknown, the frame's raw timestamp, the object's
     handle, name and path), then one column per element (headers carry units,
     ``correctedRotationSpeed [rad/s]``), or just the selected element."""
-    from pvdkit.names import element_title, names_of, split_element
+    from pvdkit.names import element_title, names_of, resolve_spec
     from pvdkit.units import unit_label, unit_of
 
     with _open(path) as rec:
-        base, element = split_element(spec)
-        cls, attr = _split_spec(rec, base)
-        chain = cls.paths.get(attr)
-        if chain is None:
-            known = ", ".join(sorted(cls.paths)[:15])
-            raise PvdError(
-                f"{path}: class {cls.name} has no attribute {attr!r} (it has: {known}"
-                f"{' …' if len(cls.paths) > 15 else ''})"
-            )
+        resolved = resolve_spec(rec, spec)
+        cls, attr, element, leaf = resolved.cls, resolved.attr, resolved.element, resolved.leaf
         names = names_of(rec)
         objects = names.resolve(obj, cls) if obj is not None else rec.objects_of_class(cls)
-        leaf = chain[-1]
         is_list = leaf.kind == "unique_list"
         if is_list and element is not None:
             raise PvdError(f"{path}: {cls.name}.{attr} is a unique list; it has no elements to select")
@@ -709,17 +701,6 @@ def _cells(v: Any) -> list[Any]:
     if isinstance(v, (set, frozenset)):
         return ["|".join(sorted(v))]
     return [v]
-
-
-def _split_spec(rec, spec: str):
-    parts = spec.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        name = ".".join(parts[:i])
-        if name in rec.classes:
-            return rec.classes[name], ".".join(parts[i:])
-    if "." not in spec:
-        raise PvdError(f"{rec.source_name}: expected CLASS.ATTRIBUTE, got {spec!r}")
-    raise PvdError(f"{rec.source_name}: no class {spec.split('.')[0]!r} (in {spec!r})")
 
 
 def _series_run(args: argparse.Namespace) -> int:

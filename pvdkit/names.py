@@ -49,6 +49,7 @@ is walked again (results are cached per recording and its size).
 
 from __future__ import annotations
 
+import difflib
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -59,18 +60,20 @@ import numpy as np
 
 from pvdkit.diff.identity import HandleReferences, handle_references, object_identities
 from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET
-from pvdkit.recording import Class, Object, Recording, Series
+from pvdkit.recording import Attribute, Class, Object, Recording, Series
 from pvdkit.types import DataType, PvdError
 
-__all__ = ["NORM", "PART_DEPTH", "ObjectNames", "Vehicle", "VehicleInfo", "Wheel", "find_vehicles",
-           "handle_attributes", "handle_refs", "names_of", "parse_element", "referenced", "split_element",
-           "vehicles"]
+__all__ = ["NORM", "PART_DEPTH", "AttributeSpec", "ObjectNames", "Vehicle", "VehicleInfo", "Wheel",
+           "close_names", "find_vehicles", "handle_attributes", "handle_refs", "names_of", "parse_element",
+           "referenced", "resolve_spec", "split_element", "vehicles"]
 
 #: Element selector of a vector's Euclidean length (``lngForce[norm]``).
 NORM = "norm"
 _AXES = ("x", "y", "z", "w")
 #: Candidates listed in an ambiguity error.
 MAX_LISTED = 12
+#: Close names suggested for a misspelt class or attribute.
+MAX_SUGGESTIONS = 5
 #: How many handle hops to follow from a wheel's list members (one less from the vehicle's
 #: other attributes) when collecting the objects that belong to it.
 PART_DEPTH = 3
@@ -663,3 +666,66 @@ def split_element(spec: str) -> tuple[str, int | str | None]:
         head, _, sel = s[:-1].rpartition("[")
         return head, parse_element(sel)
     return s, None
+
+
+# ============================================================================================
+# Attribute specs: "CLASS.ATTRIBUTE[ELEMENT]"
+# ============================================================================================
+
+
+@dataclass(frozen=True)
+class AttributeSpec:
+    """``Class.attribute[element]`` resolved against one recording: the one reading of what
+    ``pvdkit series``, :func:`pvdkit.analysis.dataframe` and the viewer's plots are asked for."""
+
+    text: str
+    cls: Class
+    #: The attribute's dotted path in ``cls`` (``lngForce``, ``pose.position.xyz``).
+    attr: str
+    #: The attribute handles from ``cls`` down to the value (``chain[-1]`` holds the value).
+    chain: tuple[Attribute, ...]
+    element: int | str | None
+
+    @property
+    def leaf(self) -> Attribute:
+        return self.chain[-1]
+
+
+def close_names(word: str, candidates: Iterable[str]) -> list[str]:
+    """Candidates that look like ``word``, case-insensitive equality first (at most
+    :data:`MAX_SUGGESTIONS`)."""
+    pool = sorted(candidates)
+    lower = {c.lower(): c for c in pool}
+    same = [lower[word.lower()]] if word.lower() in lower else []
+    near = difflib.get_close_matches(word, pool, n=MAX_SUGGESTIONS, cutoff=0.6)
+    return list(dict.fromkeys(same + near))[:MAX_SUGGESTIONS]
+
+
+def resolve_spec(rec: Recording, text: str) -> AttributeSpec:
+    """Parse ``Class.attribute[element]`` against ``rec``: the class is the longest dotted
+    prefix that names one, the rest its attribute path. :class:`PvdError` naming the recording,
+    with close names when the class or attribute is misspelt, or the classes holding the
+    attribute when the class is left out."""
+    base, element = split_element(text)
+    parts = base.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        cls = rec.classes.get(".".join(parts[:i]))
+        if cls is not None:
+            attr = ".".join(parts[i:])
+            break
+    else:
+        if "." not in base:
+            owners = sorted(f"{c.name}.{base}" for c in rec.classes.values() if base in c.paths)
+            hint = f"; did you mean {', '.join(owners[:MAX_SUGGESTIONS])}?" if owners else ""
+            raise PvdError(f"{rec.source_name}: expected CLASS.ATTRIBUTE, got {text!r}{hint}")
+        close = close_names(parts[0], rec.classes)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise PvdError(f"{rec.source_name}: no class {parts[0]!r} (in {text!r}){hint}")
+    chain = cls.paths.get(attr)
+    if chain is None:
+        close = close_names(attr, cls.paths)
+        known = sorted(cls.paths)
+        hint = f"did you mean {', '.join(close)}?" if close else \
+            f"it has: {', '.join(known[:MAX_LISTED])}{' …' if len(known) > MAX_LISTED else ''}"
+        raise PvdError(f"{rec.source_name}: class {cls.name} has no attribute {attr!r}; {hint}")
+    return AttributeSpec(text, cls, attr, tuple(chain), element)

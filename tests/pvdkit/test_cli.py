@@ -267,6 +267,14 @@ def test_format_table_aligns_columns():
         (["dump", "{tmp}/missing.h5"], "no such file"),
         (["series", "{fixture}", "WheelRigidBodyState.speed"], "no attribute 'speed'"),
         (["series", "{fixture}", "NoClass.speed"], "no class 'NoClass'"),
+        (["series", "{fixture}", "WheelRigidBody1dState.rotationSpeed"],
+         "no class 'WheelRigidBody1dState' (in 'WheelRigidBody1dState.rotationSpeed'); "
+         "did you mean WheelRigidBodyState, "),
+        (["series", "{fixture}", "WheelRigidBodyState.rotSpeed"],
+         "no attribute 'rotSpeed'; did you mean rotationSpeed"),
+        (["series", "{fixture}", "correctedRotationSpeed"],
+         "expected CLASS.ATTRIBUTE, got 'correctedRotationSpeed'; "
+         "did you mean WheelRigidBodyState.correctedRotationSpeed?"),
         (["series", "{fixture}", "WheelRigidBodyState.rotationSpeed", "--object", "nobody"], "no object"),
         (
             ["series", "{fixture}", "WheelParams.radius", "--object",

@@ -19,6 +19,7 @@ from pvdkit.names import (
     names_of,
     parse_element,
     referenced,
+    resolve_spec,
     split_element,
     vehicles,
 )
@@ -259,3 +260,20 @@ def test_a_subclass_builds_its_own_wheels():
     w = mine[3].wheels[1]
     assert isinstance(w, MyWheel) and w.label == "?" and w.vehicle is mine[3]
     assert w.object("TireForce") is vehicles(rec)[3].wheels[1].object("TireForce")
+
+
+def test_attribute_specs_resolve_against_the_recording():
+    rec = Recording.open(DATA / "vehicles_short.ovd")
+    spec = resolve_spec(rec, "TireForce.lngForce[z]")
+    assert (spec.cls.name, spec.attr, spec.element, spec.leaf.name, spec.leaf.count) == (
+        "TireForce", "lngForce", 2, "lngForce", 3)
+    assert resolve_spec(rec, "WheelRigidBodyState.rotationSpeed").element is None
+    # Each way to get it wrong says what to type instead.
+    with pytest.raises(PvdError, match=r"no class 'TireFroce' \(in 'TireFroce.lngForce'\); did you mean T"):
+        resolve_spec(rec, "TireFroce.lngForce")
+    with pytest.raises(PvdError, match=r"class TireForce has no attribute 'lngForse'; did you mean lngForce"):
+        resolve_spec(rec, "TireForce.lngForse")
+    with pytest.raises(PvdError, match=r"got 'lngForce'; did you mean TireForce.lngForce\?"):
+        resolve_spec(rec, "lngForce")
+    with pytest.raises(PvdError, match=r"class TireForce has no attribute 'zzz'; it has: "):
+        resolve_spec(rec, "TireForce.zzz")

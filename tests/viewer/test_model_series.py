@@ -153,7 +153,7 @@ def test_vector_components_and_errors(fixture_session):
         extract_curve(rec, tire, "lngForce", 3)
     with pytest.raises(PlotError, match="object_handle"):
         resolve_targets(rec, fixture_session.vehicles, "WheelAttachment.tireForce", tire)
-    with pytest.raises(PlotError, match="similar: TireForce"):
+    with pytest.raises(PlotError, match="no class 'Tire'.*did you mean .*TireForce"):
         resolve_targets(rec, fixture_session.vehicles, "Tire.lngForce")
     # No vehicle context: every object of the class.
     t = resolve_targets(rec, fixture_session.vehicles, "TireForce.wheelTorque")

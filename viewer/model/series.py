@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pvdkit.names import NORM, parse_element, resolve_spec
 from pvdkit.recording import ListSeries, Object, Recording
 from pvdkit.types import DataType, PvdError
 from viewer.model.signals import Signal
@@ -27,7 +28,6 @@ from viewer.model.vehicles import Vehicle, vehicle_of
 #: or "norm" (the Euclidean length of the vector).
 Component = int | str | None
 
-NORM = "norm"
 _AXIS_NAMES = ("x", "y", "z", "w")
 
 
@@ -55,17 +55,12 @@ def curve_title(name: str, component: Component) -> str:
 
 
 def parse_component(text: str) -> Component:
-    """``"x"`` → 0, ``"2"`` / ``"[2]"`` → 2, ``"norm"`` / ``"|v|"`` → "norm", ``""`` → None."""
-    t = text.strip().strip("[]").lower()
-    if not t:
-        return None
-    if t in ("norm", "|v|", "len", "length", "magnitude"):
-        return NORM
-    if t in _AXIS_NAMES:
-        return _AXIS_NAMES.index(t)
-    if t.isdigit():
-        return int(t)
-    raise PlotError(f"component {text!r}: expected x, y, z, w, an element index or norm")
+    """``"x"`` → 0, ``"2"`` / ``"[2]"`` → 2, ``"norm"`` / ``"|v|"`` → "norm", ``""`` → None
+    (:func:`pvdkit.names.parse_element`, as :class:`PlotError`)."""
+    try:
+        return parse_element(text)
+    except PvdError as exc:
+        raise PlotError(str(exc)) from None
 
 
 _SPEC = re.compile(r"^(?P<cls>[^.\[\]]+)\.(?P<attr>[^\[\]]+?)(?:\[(?P<comp>[^\]]*)\])?$")
@@ -259,17 +254,12 @@ def resolve_targets(rec: Recording, vehicles: list[Vehicle], spec: str, context:
     The component defaults to the vector's length for vectors (see :func:`default_component`).
     Raises :class:`PlotError` naming the class or attribute that does not exist.
     """
-    cls_name, attr, comp = parse_spec(spec)
-    if cls_name not in rec.classes:
-        low = cls_name.lower()
-        near = sorted((c for c in rec.classes if low in c.lower()),
-                      key=lambda c: (not c.lower().startswith(low), len(c)))[:6]
-        hint = f" (similar: {', '.join(near)})" if near else ""
-        raise PlotError(f"no class {cls_name!r} in {rec.source_name}{hint}")
-    cls = rec.classes[cls_name]
-    if attr not in cls.paths:
-        have = ", ".join(list(cls.paths)[:16])
-        raise PlotError(f"class {cls_name} has no attribute {attr!r} (it has: {have})")
+    parse_spec(spec)  # the viewer's spelling first: CLASS.ATTRIBUTE[component]
+    try:
+        resolved = resolve_spec(rec, spec)
+    except PvdError as exc:
+        raise PlotError(str(exc)) from None
+    cls_name, attr, comp = resolved.cls.name, resolved.attr, resolved.element
     if vehicle is None and context is not None:
         vehicle = vehicle_of(vehicles, context)[0]
     objs: list[tuple[str, Object]] = []
