@@ -878,7 +878,7 @@ class Recording:
     :class:`Class`), ``objects`` (every lifetime, in order of appearance), ``frames``
     (:class:`Frames`), ``messages`` (:class:`Message` list), ``error`` (damage description or
     None), ``incomplete`` (why a recording whose writer did not finish stopped, or
-    None). Use as a context manager to release an HDF5 file or memory map.
+    None). Use as a context manager to release an HDF5 file.
     """
 
     def __init__(self, data: RecordingData) -> None:
@@ -967,9 +967,9 @@ class Recording:
             if name.lower().endswith((".h5", ".hdf5")):
                 raise PvdError(f"{name}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
             check_ovd_header(head, name)
-            from pvdkit.ovd.tokenizer import map_file
+            from pvdkit.ovd.tokenizer import read_file
 
-            buf = map_file(name)
+            buf = read_file(name)
         # The .ovd indexer is imported here: opening an .h5 recording does not need it.
         from pvdkit.index.builder import read_ovd_data
 

@@ -22,7 +22,6 @@ each table are relative to the buffer passed to that call.
 
 from __future__ import annotations
 
-import mmap
 import os
 import warnings
 from collections.abc import Iterator
@@ -56,7 +55,7 @@ from pvdkit.types import Command, DataType, PvdError, PvdWarning
 __all__ = [
     "COUNT_KEYS", "NO_DATA_TYPE", "CommandTable", "Scan", "as_byte_array", "attribute_payload",
     "count_commands", "decode_command", "empty_columns", "frame_timestamps", "gather_u32", "gather_u64",
-    "iter_commands", "map_file", "open_ovd", "payload_offsets", "tokenize",
+    "iter_commands", "open_ovd", "payload_offsets", "read_file", "tokenize",
 ]
 
 #: Rows between fill checkpoints (the unit of parallel work).
@@ -315,32 +314,44 @@ def _describe(status: int, data: np.ndarray, at: int, source_name: str) -> str |
             "empty attribute path (depth 0); every command before it was read")
 
 
-def map_file(path: str | os.PathLike) -> np.ndarray:
-    """The bytes of a file as a read-only uint8 array backed by a memory map (no copy; files
-    shorter than a header are read). Raises :class:`PvdError` for an unreadable file or one
-    that is not a regular file (a device, FIFO or directory has no length to map)."""
+def read_file(path: str | os.PathLike) -> np.ndarray:
+    """The bytes of a file, read into memory of this process, as a read-only uint8 array.
+    Raises :class:`PvdError` for an unreadable file or one that is not a regular file.
+
+    Why not a memory map (which costs no copy): a mapped file that another process truncates —
+    a producer recording again to the same path, as PhysX's ``fopen(path, "wb")`` does — kills
+    a process touching the lost pages with SIGBUS (a viewer, a notebook kernel), and one it
+    rewrites changes the bytes under an index made of the old ones, silently. A read takes its
+    own copy: a file that shrinks meanwhile reads as a truncated stream (everything before the
+    cut, and a warning), and nothing written later reaches it. The copy costs the file's size
+    in memory, about as much again as its index (a few ms per 30 MB from the page cache).
+    """
     name = os.fspath(path)
     with open_input(name) as f:
         try:
             size = os.fstat(f.fileno()).st_size
-            if size < HEADER_SIZE:
-                raw: object = f.read(HEADER_SIZE)
-            else:
-                raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            buf = np.empty(size, np.uint8)
+            view, got = memoryview(buf), 0
+            while got < size:  # one read(2) returns at most ~2 GB
+                n = f.readinto(view[got:])
+                if not n:
+                    break  # the file shrank meanwhile: what was there
+                got += n
         except OSError as exc:
             raise PvdError(f"cannot read {name}: {exc.strerror or exc}") from None
-    return as_byte_array(raw)
+    out = buf[:got]
+    out.flags.writeable = False
+    return out
 
 
 def open_ovd(path: str | os.PathLike) -> tuple[np.ndarray, CommandTable]:
-    """Memory-map an ``.ovd`` file and tokenize it: ``(bytes as uint8 array, table)``.
+    """Read an ``.ovd`` file (:func:`read_file`) and tokenize it: ``(bytes as uint8 array, table)``.
 
-    The array is backed by the map, so memory stays bounded by the table's columns. Damage is
-    reported with a :class:`~pvdkit.types.PvdWarning` (and in ``table.error``); an unreadable
-    file or header raises :class:`PvdError`.
+    Damage is reported with a :class:`~pvdkit.types.PvdWarning` (and in ``table.error``); an
+    unreadable file or header raises :class:`PvdError`.
     """
     name = os.fspath(path)
-    buffer = map_file(name)
+    buffer = read_file(name)
     table = tokenize(buffer, source_name=name)
     if table.error is not None:
         warnings.warn(table.error, PvdWarning, stacklevel=2)

@@ -8,6 +8,7 @@ every chunk, on a real recording (``tests/data/dev_drive.h5`` rebuilt as ``.ovd`
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from pvdkit.ovd.tokenizer import tokenize
 from pvdkit.recording import LiveRecording, Recording
 from pvdkit.types import Command, PvdError, PvdWarning
 
-DEV_DRIVE = "tests/data/dev_drive.h5"
+DEV_DRIVE = Path(__file__).resolve().parents[1] / "data" / "dev_drive.h5"
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -268,3 +270,29 @@ def test_headerless_continuation_matches(tmp_path):
     np.testing.assert_array_equal(rest.offset, WHOLE.offset[40:])
     np.testing.assert_array_equal(rest.frame, WHOLE.frame[40:])
     assert Command(int(rest.kind[0])) == Command(int(WHOLE.kind[40]))
+
+
+def test_a_recording_survives_its_file_being_recorded_again(tmp_path):
+    """A producer that records to the same path again (PhysX truncates and rewrites it) while a
+    viewer or notebook holds the recording open: the open recording keeps its own bytes. (With
+    the file memory-mapped, the next query died of SIGBUS; run in a child process so that a
+    regression fails this test rather than killing the test run.)"""
+    path, kept = tmp_path / "again.ovd", tmp_path / "kept.ovd"
+    path.write_bytes(FIXTURE.read_bytes())
+    kept.write_bytes(FIXTURE.read_bytes())
+    code = f"""
+import numpy as np
+from pvdkit import Recording
+rec = Recording.open({str(path)!r})
+with open({str(path)!r}, "wb") as f:
+    f.write(b"recorded again" * 10)
+got = [rec.series(o, "lngForce").values for o in rec.objects_of_class("TireForce")]
+ref = Recording.open({str(kept)!r})
+want = [ref.series(o, "lngForce").values for o in ref.objects_of_class("TireForce")]
+assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True)), "values changed"
+print(len(got), sum(len(a) for a in got))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    objects, samples = map(int, done.stdout.split())
+    assert objects == 16 and samples > 0

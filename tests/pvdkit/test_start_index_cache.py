@@ -16,7 +16,7 @@ import pytest
 from pvdkit import jit
 from pvdkit.index import cache
 from pvdkit.index.builder import read_ovd_data
-from pvdkit.ovd.tokenizer import map_file
+from pvdkit.ovd.tokenizer import read_file
 from pvdkit.recording import Recording
 from pvdkit.streams import MemoryStream
 from pvdkit.synthetic import write_every_command
@@ -69,7 +69,7 @@ def from_cache(data) -> bool:
 
 def open_twice(path: Path):
     """(fresh parse, the data read back from the cache) for the file at ``path``."""
-    buf = map_file(path)
+    buf = read_file(path)
     fresh = read_ovd_data(buf, source_name=str(path))
     cached = read_ovd_data(buf, source_name=str(path))
     assert not from_cache(fresh) and from_cache(cached)
@@ -87,19 +87,19 @@ def test_a_cached_index_answers_as_the_parse_did(tmp_path):
     for path in (FIXTURE, every_command(tmp_path / "every.ovd")):
         fresh, cached = open_twice(path)
         assert_same(fresh, cached)
-        assert_same(read_ovd_data(map_file(path), use_cache=False, source_name=str(path)), cached)
+        assert_same(read_ovd_data(read_file(path), use_cache=False, source_name=str(path)), cached)
     assert len(entries(tmp_path)) == 2
 
 
-def test_a_damaged_file_is_cached_with_its_damage_named_after_the_path_opened(tmp_path):
+def test_a_damaged_file_is_cached_with_its_damage_named_after_the_path_opened(tmp_path, monkeypatch):
     data = FIXTURE.read_bytes()
     cut = tmp_path / "cut.ovd"
     cut.write_bytes(data[: len(data) * 2 // 3])
     fresh, cached = open_twice(cut)
     assert fresh.error and "truncated at byte offset" in fresh.error
     assert_same(fresh, cached)
-    os.chdir(tmp_path)  # the same file by another name: the message names that one
-    again = read_ovd_data(map_file("cut.ovd"), source_name="cut.ovd")
+    monkeypatch.chdir(tmp_path)  # the same file by another name: the message names that one
+    again = read_ovd_data(read_file("cut.ovd"), source_name="cut.ovd")
     assert again.error == fresh.error.replace(str(cut), "cut.ovd")
 
 
@@ -133,7 +133,7 @@ def _last_value(path: Path) -> tuple[int, int]:
 
 def test_a_file_changed_in_place_is_parsed_again_even_with_its_old_size_and_time(tmp_path):
     path = Path(shutil.copy(FIXTURE, tmp_path / "v.ovd"))
-    before = read_ovd_data(map_file(path), source_name=str(path))
+    before = read_ovd_data(read_file(path), source_name=str(path))
     last = [before.load_samples(sid).payload(-1) for sid in range(len(before.series))]
     st = path.stat()
     off, size = _last_value(path)
@@ -142,40 +142,40 @@ def test_a_file_changed_in_place_is_parsed_again_even_with_its_old_size_and_time
     path.write_bytes(bytes(raw))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same modification time
     assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
-    after = read_ovd_data(map_file(path), source_name=str(path))
+    after = read_ovd_data(read_file(path), source_name=str(path))
     assert not from_cache(after), "a stale entry was used"
-    assert_same(after, read_ovd_data(map_file(path), source_name=str(path), use_cache=False))
+    assert_same(after, read_ovd_data(read_file(path), source_name=str(path), use_cache=False))
     changed = [sid for sid, b in enumerate(last) if after.load_samples(sid).payload(-1) != b]
     assert len(changed) == 1, "the new value is read"
 
 
 def test_a_grown_or_truncated_file_is_parsed_again(tmp_path):
     path = Path(shutil.copy(FIXTURE, tmp_path / "v.ovd"))
-    full = read_ovd_data(map_file(path), source_name=str(path))
+    full = read_ovd_data(read_file(path), source_name=str(path))
     data = path.read_bytes()
     path.write_bytes(data[:-100])
-    cut = read_ovd_data(map_file(path), source_name=str(path))
+    cut = read_ovd_data(read_file(path), source_name=str(path))
     assert cut.error is not None and full.error is None
-    assert_same(cut, read_ovd_data(map_file(path), source_name=str(path), use_cache=False))
+    assert_same(cut, read_ovd_data(read_file(path), source_name=str(path), use_cache=False))
     path.write_bytes(data)
-    again = read_ovd_data(map_file(path), source_name=str(path))
+    again = read_ovd_data(read_file(path), source_name=str(path))
     assert again.error is None and again.n_commands == full.n_commands
 
 
 def test_a_damaged_or_foreign_entry_is_ignored(tmp_path):
     path = Path(shutil.copy(FIXTURE, tmp_path / "v.ovd"))
-    fresh = read_ovd_data(map_file(path), source_name=str(path))
+    fresh = read_ovd_data(read_file(path), source_name=str(path))
     (entry,) = entries(tmp_path)
     good = entry.read_bytes()
     for bad in (b"", b"garbage" * 100, good[:100], good[: len(good) // 2], good[:16] + b"{" + good[17:]):
         entry.write_bytes(bad)
-        assert_same(fresh, read_ovd_data(map_file(path), source_name=str(path)))
+        assert_same(fresh, read_ovd_data(read_file(path), source_name=str(path)))
     # An entry written by other index code (another version, an edited indexer) is not used.
-    assert from_cache(read_ovd_data(map_file(path), source_name=str(path)))
+    assert from_cache(read_ovd_data(read_file(path), source_name=str(path)))
     stamp = cache._code_stamp()
     try:
         cache._code = stamp + " edited"
-        assert not from_cache(read_ovd_data(map_file(path), source_name=str(path)))
+        assert not from_cache(read_ovd_data(read_file(path), source_name=str(path)))
     finally:
         cache._code = stamp
 
@@ -183,14 +183,14 @@ def test_a_damaged_or_foreign_entry_is_ignored(tmp_path):
 def test_no_cache_for_bytes_in_memory_small_files_or_when_switched_off(tmp_path, monkeypatch):
     path = every_command(tmp_path / "every.ovd")
     read_ovd_data(path.read_bytes())  # bytes, no path
-    read_ovd_data(map_file(path), source_name="<memory>")
+    read_ovd_data(read_file(path), source_name="<memory>")
     assert entries(tmp_path) == []
     monkeypatch.setenv(cache.ENV, "0")
-    read_ovd_data(map_file(path), source_name=str(path))
+    read_ovd_data(read_file(path), source_name=str(path))
     assert entries(tmp_path) == []
     monkeypatch.delenv(cache.ENV)
     monkeypatch.setenv("PVDKIT_INDEX_CACHE_MIN", str(path.stat().st_size + 1))
-    read_ovd_data(map_file(path), source_name=str(path))
+    read_ovd_data(read_file(path), source_name=str(path))
     assert entries(tmp_path) == []
 
 
@@ -198,7 +198,7 @@ def test_only_the_most_recently_used_entries_are_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "MAX_ENTRIES", 2)
     paths = [every_command(tmp_path / f"r{i}.ovd") for i in range(3)]
     for i, p in enumerate(paths):
-        read_ovd_data(map_file(p), source_name=str(p))
+        read_ovd_data(read_file(p), source_name=str(p))
         for e in entries(tmp_path):  # distinct times, oldest first
             os.utime(e, (e.stat().st_atime, e.stat().st_mtime - 10))
         assert len(entries(tmp_path)) == min(i + 1, 2)
