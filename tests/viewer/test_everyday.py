@@ -343,3 +343,48 @@ def test_view_layout_option_renders_that_layout(tmp_path):
             apply_options(win, ViewOptions(files=[str(FIXTURE)], layout=str(bad)))
     finally:
         win.close()
+
+
+# ------------------------------------------------------------------ reload after a new run
+
+
+def test_reload_shows_the_new_run_in_place_and_can_compare_with_the_previous(window, tmp_path):
+    run = write_recording(tmp_path / "run.ovd", 40, 10_000_000)
+    other = write_recording(tmp_path / "other.ovd", 30, 10_000_000, scale=3.0)
+    win = window(run)
+    win.open_file(str(other), compare=True, wait=True)
+    ws = win.workspace
+    ws.plots.clear()
+    ws.plot("Probe.value")
+    probe = ws.session.recording.objects_of_class("Probe")[0]
+    ws.select(probe)
+    ws.timeline.set_frame(9)
+    (panel,) = win.plots.panels
+    assert panel.legend.values == ["0.1", "0.3"]
+    # The simulation runs again to the same path: the open recording keeps its own bytes ...
+    write_recording(run, 50, 10_000_000, scale=2.0)
+    assert panel.legend.values == ["0.1", "0.3"]
+    # ... and F5 shows the new run with the same plot, selection, frame and comparison.
+    win.reload(wait=True)
+    assert ws.session.n_frames == 50 and ws.timeline.frame == 9
+    assert ws.selection.current.name == "probe" and [x.b.name for x in ws.comparisons] == ["other.ovd"]
+    (panel,) = win.plots.panels
+    assert panel.plot.spec == "Probe.value" and panel.legend.values == ["0.2", "0.3"]
+    assert "Reloaded run.ovd: 50 frames (were 40)" in win.status_label.text()
+    # Shift+F5: the run shown so far becomes B, "(previous)", ahead of the other comparisons.
+    write_recording(run, 60, 10_000_000, scale=4.0)
+    win.reload(keep_previous=True, wait=True)
+    assert ws.session.n_frames == 60
+    assert [x.b.name for x in ws.comparisons] == ["run.ovd (previous)", "other.ovd"]
+    (panel,) = win.plots.panels
+    assert panel.legend.values == ["0.4", "0.2", "0.3"]
+    assert "vs run.ovd (previous), other.ovd" in win.windowTitle()
+    # Once more: the older previous run is replaced, not piled up.
+    write_recording(run, 60, 10_000_000, scale=5.0)
+    win.reload(keep_previous=True, wait=True)
+    assert [x.b.name for x in ws.comparisons] == ["run.ovd (previous)", "other.ovd"]
+    assert win.plots.panels[0].legend.values == ["0.5", "0.4", "0.3"]
+    # Nothing to reload once the file is gone: one line in the status bar, the run stays shown.
+    run.unlink()
+    assert win.reload() is None and "the file is gone" in win.status_label.text()
+    assert ws.session.n_frames == 60

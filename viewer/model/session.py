@@ -52,6 +52,8 @@ class RecordingSession:
         self.open_seconds = 0.0
         #: (size, mtime in ns) of the file as it was when reading began (None: not from a file).
         self.file_stamp: tuple[int, int] | None = None
+        #: The name shown for it, when not its file's (a reloaded run's predecessor: "… (previous)").
+        self.label: str | None = None
         progress(1.0, "ready")
 
     @classmethod
@@ -87,7 +89,7 @@ class RecordingSession:
 
     @property
     def name(self) -> str:
-        return os.path.basename(self.path)
+        return self.label or os.path.basename(self.path)
 
     @property
     def n_frames(self) -> int:

@@ -166,9 +166,11 @@ class Workspace:
         self.timeline.extend(session.timebase)
         self.grown.emit(growth)
 
-    def replace_session(self, session: RecordingSession) -> None:
-        """Show a newer state of the open recording (an ``.h5`` reopened as it is written):
-        plots, selection (by path), comparisons and frame stay; following stays on."""
+    def replace_session(self, session: RecordingSession, *, keep_previous: bool = False) -> None:
+        """Show a newer state of the open recording (an ``.h5`` reopened as it is written, or
+        its file reloaded after a new run): plots, selection (by path), comparisons and frame
+        stay; following stays on. ``keep_previous``: the recording shown so far stays open as
+        the first comparison (B, named "… (previous)"), to see what the new run changed."""
         old = self.session
         if old is None:
             self.set_session(session)
@@ -180,6 +182,13 @@ class Workspace:
         others = [c.b for c in self.comparisons]
         sync = self.compared.sync if self.compared is not None else "frame"
         self.compared = None  # keep the compared sessions open: they are shown again
+        if keep_previous:
+            for b in [b for b in others if b.path == old.path]:  # an older run of this file
+                others.remove(b)
+                b.close()
+            self.session = None  # not closed by set_session: it is compared next
+            old.label = f"{old.name} (previous)"
+            others.insert(0, old)
         self.set_session(session)
         for b in others:
             self.add_comparison(b, sync)

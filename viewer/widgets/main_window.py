@@ -167,6 +167,9 @@ class MainWindow(QMainWindow):
         self.stop_compare_action = self._action(m, "Stop comparing", lambda: ws.set_comparison(None))
         self.recent_menu = m.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._action(m, "Re&load", self.reload, "F5")
+        self._action(m, "Reload, compare with the &previous run", lambda: self.reload(keep_previous=True),
+                     "Shift+F5")
         m.addSeparator()
         self._action(m, "&Listen for PhysX…", self._listen_dialog, "Ctrl+L")
         self.stop_live_action = self._action(m, "S&top live", self.stop_live)
@@ -231,7 +234,8 @@ class MainWindow(QMainWindow):
             "Space  play / pause\n←/→  previous / next frame (Shift: 10 frames)\n"
             "Home / End  first / last frame\n"
             "Ctrl+G  jump to a frame or time (120, 1.5s, 250ms)\nAlt+←/→  back / forward through selections\n"
-            "Ctrl+F  filter objects\nCtrl+O  open · Ctrl+Shift+O  compare with a second recording\n\n"
+            "Ctrl+F  filter objects\nCtrl+O  open · Ctrl+Shift+O  compare with a second recording\n"
+            "F5  reload the file (a new run) · Shift+F5  reload and compare with the previous run\n\n"
             "Plots: drag to pan, wheel to zoom, click to seek, drag the cursor line to scrub."))
 
     def set_up_axis(self, value: str) -> None:
@@ -313,6 +317,48 @@ class MainWindow(QMainWindow):
         self.show_status(f"Opening {path} …")
         loader.start()
         return loader
+
+    def reload(self, keep_previous: bool = False, wait: bool = False) -> RecordingLoader | None:
+        """Open the shown recording's file again — a simulation run once more to the same path —
+        and show it in place: plots, selection, comparisons and frame stay. ``keep_previous``:
+        the run shown so far stays open as comparison B, "… (previous)", to see what changed.
+        ``wait`` as in :meth:`open_file`."""
+        ws = self.workspace
+        session = ws.session
+        if session is None or ws.live is not None or not os.path.isfile(session.path):
+            what = ("nothing to reload: no recording is open" if session is None else
+                    f"nothing to reload: {session.name} is live" if ws.live is not None else
+                    f"cannot reload {session.path}: the file is gone")
+            self.show_status(what, error=session is not None)
+            return None
+        path = session.path
+        if wait:
+            self._reloaded(RecordingSession.open(path, up_axis=self.up_axis), keep_previous)
+            return None
+        loader = RecordingLoader(path, self.up_axis, self)
+        loader.progress.connect(self._on_progress)
+        loader.loaded.connect(lambda s: self._finish_reload(loader, s, keep_previous))
+        loader.failed.connect(lambda msg: self._failed(loader, msg, path))
+        self._loaders.append(loader)
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.show_status(f"Reloading {path} …")
+        loader.start()
+        return loader
+
+    def _finish_reload(self, loader: RecordingLoader, session: RecordingSession, keep_previous: bool) -> None:
+        self._loaders.remove(loader)
+        if not self._loaders:
+            self.progress.hide()
+        self._reloaded(session, keep_previous)
+
+    def _reloaded(self, session: RecordingSession, keep_previous: bool) -> None:
+        ws = self.workspace
+        before = ws.session.n_frames if ws.session is not None else 0
+        ws.replace_session(session, keep_previous=keep_previous)
+        self._update_title()
+        self.show_status(f"Reloaded {session.name}: {session.n_frames} frames (were {before})"
+                         + (", compared with the previous run" if keep_previous else ""))
 
     def _on_progress(self, fraction: float, text: str) -> None:
         if fraction < 0:
