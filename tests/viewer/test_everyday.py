@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
@@ -388,3 +389,70 @@ def test_reload_shows_the_new_run_in_place_and_can_compare_with_the_previous(win
     run.unlink()
     assert win.reload() is None and "the file is gone" in win.status_label.text()
     assert ws.session.n_frames == 60
+
+
+# ------------------------------------------------------------------ y zoom
+
+
+class _MouseEvent:
+    """What a pyqtgraph ViewBox reads of a drag step or a wheel step."""
+
+    def __init__(self, dx: float = 0.0, dy: float = 0.0, delta: int = 0, ctrl: bool = False) -> None:
+        self._pos, self._last = pg.Point(200 + dx, 100 + dy), pg.Point(200, 100)
+        self._delta, self._ctrl = delta, ctrl
+
+    def pos(self) -> pg.Point:
+        return self._pos
+
+    def lastPos(self) -> pg.Point:  # noqa: N802 - pyqtgraph's name
+        return self._last
+
+    def button(self):
+        return Qt.MouseButton.LeftButton
+
+    def modifiers(self):
+        return Qt.KeyboardModifier.ControlModifier if self._ctrl else Qt.KeyboardModifier.NoModifier
+
+    def delta(self) -> int:
+        return self._delta
+
+    def accept(self) -> None:
+        pass
+
+    def ignore(self) -> None:
+        pass
+
+    def isFinish(self) -> bool:  # noqa: N802 - pyqtgraph's name
+        return False
+
+
+def test_y_is_fitted_until_the_user_zooms_it_and_a_double_click_hands_it_back(window):
+    win = window(DEV_DRIVE)
+    ws = win.workspace
+    (panel,) = win.plots.panels
+    vb = panel.item.getViewBox()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    # The wheel and a drag in the plot move time only; y stays fitted to what is visible.
+    vb.wheelEvent(_MouseEvent(delta=240))
+    vb.mouseDragEvent(_MouseEvent(dx=-40))
+    win.plots.redraw()
+    (a, b), fitted = vb.viewRange()
+    assert b - a < x1 - x0 and not vb.y_manual
+    # Ctrl + wheel zooms y, and the fit leaves it alone from then on: redraws, frames, panning.
+    vb.wheelEvent(_MouseEvent(delta=240, ctrl=True))
+    zoomed = vb.viewRange()[1]
+    assert vb.y_manual and zoomed[1] - zoomed[0] < 0.8 * (fitted[1] - fitted[0])
+    ws.timeline.set_frame(400)
+    vb.mouseDragEvent(_MouseEvent(dx=-40))
+    win.plots.redraw()
+    assert vb.viewRange()[1] == pytest.approx(zoomed)
+    # A drag on the value axis pans y.
+    vb.mouseDragEvent(_MouseEvent(dy=30), axis=1)
+    assert vb.viewRange()[1][0] != pytest.approx(zoomed[0])
+    # Double-click in the plot: y is fitted again to the points in view.
+    event = type("Click", (), {"button": lambda self: Qt.MouseButton.LeftButton, "double": lambda self: True,
+                               "scenePos": lambda self: vb.sceneBoundingRect().center()})()
+    win.plots._on_click(event)
+    lo, hi = vb.viewRange()[1]
+    assert not vb.y_manual and hi - lo > zoomed[1] - zoomed[0]
+    assert ws.timeline.frame == 400  # a double-click does not seek

@@ -236,7 +236,9 @@ class MainWindow(QMainWindow):
             "Ctrl+G  jump to a frame or time (120, 1.5s, 250ms)\nAlt+←/→  back / forward through selections\n"
             "Ctrl+F  filter objects\nCtrl+O  open · Ctrl+Shift+O  compare with a second recording\n"
             "F5  reload the file (a new run) · Shift+F5  reload and compare with the previous run\n\n"
-            "Plots: drag to pan, wheel to zoom, click to seek, drag the cursor line to scrub."))
+            "Plots: drag to pan, wheel to zoom time, click to seek, drag the cursor line to scrub;\n"
+            "Ctrl+wheel / Ctrl+drag (or wheel / drag on the value axis) zoom and pan y,\n"
+            "double-click fits y to the data again."))
 
     def set_up_axis(self, value: str) -> None:
         """Choose the top-down view's up axis ("auto" reads it from the recording)."""

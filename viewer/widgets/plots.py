@@ -307,6 +307,33 @@ def _fmt(v: float) -> str:
     return format_number(v)
 
 
+class TimeViewBox(pg.ViewBox):
+    """A plot's view: x is the stack's shared time axis (the wheel zooms it, a drag pans it);
+    y is fitted to the visible points by :meth:`PlotPanel.redraw` until the user takes it —
+    the wheel or a drag on the value axis, or with Ctrl held in the plot — to look closely at
+    small values (a limit cycle of a few rad/s on a 100 rad/s wheel speed). A double-click in
+    the plot, or *Fit y to the data* in its menu, hands y back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The user zoomed or panned y: redraw() keeps their range.
+        self.y_manual = False
+
+    def _axis(self, ev, axis: int | None) -> int:
+        """The one axis a wheel or drag moves: the axis under the mouse, else y with Ctrl, x."""
+        if axis is None:
+            axis = 1 if ev.modifiers() & Qt.KeyboardModifier.ControlModifier else 0
+        if axis == 1:
+            self.y_manual = True
+        return axis
+
+    def wheelEvent(self, ev, axis=None) -> None:  # noqa: N802 - Qt's name
+        super().wheelEvent(ev, self._axis(ev, axis))
+
+    def mouseDragEvent(self, ev, axis=None) -> None:  # noqa: N802 - Qt's name
+        super().mouseDragEvent(ev, self._axis(ev, axis))
+
+
 class PlotPanel:
     """One plot of the stack (and its difference panel when comparing)."""
 
@@ -314,7 +341,7 @@ class PlotPanel:
         self.stack = stack
         self.plot = plot
         ws = stack.workspace
-        self.item: pg.PlotItem = stack.canvas.addPlot(row=row, col=0,
+        self.item: pg.PlotItem = stack.canvas.addPlot(row=row, col=0, viewBox=TimeViewBox(),
                                                       axisItems={"bottom": FrameTimeAxis(stack)})
         self._style(self.item)
         self.cursor = self._cursor(self.item)
@@ -347,7 +374,7 @@ class PlotPanel:
         self.unit = self._unit()
         self.names = self._common_names()
         if compared is not None and compared.members and stack.show_difference:
-            self.diff_item = stack.canvas.addPlot(row=row + 1, col=0,
+            self.diff_item = stack.canvas.addPlot(row=row + 1, col=0, viewBox=TimeViewBox(),
                                                   axisItems={"bottom": FrameTimeAxis(stack)})
             self._style(self.diff_item)
             self.diff_item.setMaximumHeight(140)
@@ -386,6 +413,18 @@ class PlotPanel:
         self._remove_action = QAction("Remove this plot", self.item.getViewBox().menu)
         self._remove_action.triggered.connect(lambda: ws.plots.remove_plot(plot))
         self.item.getViewBox().menu.addAction(self._remove_action)
+        self._actions = [self._remove_action]  # kept alive with the panel
+        for vb in (item.getViewBox() for item in self.items()):
+            fit = QAction("Fit y to the data", vb.menu)
+            fit.triggered.connect(lambda _c=False, v=vb: self.fit_y(v))
+            vb.menu.addAction(fit)
+            self._actions.append(fit)
+
+    def fit_y(self, vb: pg.ViewBox) -> None:
+        """Hand ``vb``'s y back to the fit to the visible points (after a manual zoom)."""
+        if isinstance(vb, TimeViewBox) and vb.y_manual:
+            vb.y_manual = False
+            self.stack.redraw()
 
     def refresh_data(self) -> bool:
         """A live recording grew: fetch every curve (and its comparisons) again into the same
@@ -442,10 +481,10 @@ class PlotPanel:
         item.hideButtons()
         vb = item.getViewBox()
         vb.setMouseMode(pg.ViewBox.PanMode)
-        # x: shared frame axis (wheel zooms time only); y: fitted to the visible points by
-        # redraw(), not by pyqtgraph's auto-range, which would re-fit (and invalidate every
-        # cached curve) each time the frame cursor moves.
-        vb.setMouseEnabled(x=True, y=False)
+        # x: shared frame axis; y: fitted to the visible points by redraw() (until the user
+        # takes it, see TimeViewBox), not by pyqtgraph's auto-range, which would re-fit (and
+        # invalidate every cached curve) each time the frame cursor moves.
+        vb.setMouseEnabled(x=True, y=True)
         vb.disableAutoRange()
         for name in ("left", "bottom"):
             ax = item.getAxis(name)
@@ -493,7 +532,7 @@ class PlotPanel:
             self.diff_layer.set_curves(diff)
         for target in self.items():
             lo, hi = ranges.get(id(target), (np.inf, -np.inf))
-            if not np.isfinite(lo):
+            if not np.isfinite(lo) or getattr(target.getViewBox(), "y_manual", False):
                 continue
             pad = 0.06 * (hi - lo) if hi > lo else max(abs(hi) * 0.05, 1e-9)
             if target is self.item and self.names is not None:
@@ -870,10 +909,15 @@ class PlotStack(QWidget):
         return None
 
     def _on_click(self, ev) -> None:
-        if ev.button() != Qt.MouseButton.LeftButton or ev.double():
+        if ev.button() != Qt.MouseButton.LeftButton:
             return
         panel = self.panel_at(ev.scenePos())
         if panel is None:
+            return
+        if ev.double():  # y back to the fit to the data, in the plot clicked
+            for item in panel.items():
+                if item.getViewBox().sceneBoundingRect().contains(ev.scenePos()):
+                    panel.fit_y(item.getViewBox())
             return
         x = panel.item.getViewBox().mapSceneToView(ev.scenePos()).x()
         self.workspace.timeline.set_frame(int(round(x)))
