@@ -353,6 +353,8 @@ def test_reload_shows_the_new_run_in_place_and_can_compare_with_the_previous(win
     run = write_recording(tmp_path / "run.ovd", 40, 10_000_000)
     other = write_recording(tmp_path / "other.ovd", 30, 10_000_000, scale=3.0)
     win = window(run)
+    # A just-written .ovd is a finished file here, not one "being written" (it carries no sign).
+    assert "following" not in win.status_label.text() and win.timeline.follow_button.isHidden()
     win.open_file(str(other), compare=True, wait=True)
     ws = win.workspace
     ws.plots.clear()
@@ -363,10 +365,14 @@ def test_reload_shows_the_new_run_in_place_and_can_compare_with_the_previous(win
     (panel,) = win.plots.panels
     assert panel.legend.values == ["0.1", "0.3"]
     # The simulation runs again to the same path: the open recording keeps its own bytes ...
+    assert not win.check_disk()
     write_recording(run, 50, 10_000_000, scale=2.0)
     assert panel.legend.values == ["0.1", "0.3"]
+    # ... the status bar points the new run out ...
+    assert win.check_disk() and "run.ovd changed on disk (a new run?): F5 shows it" in win.status_label.text()
     # ... and F5 shows the new run with the same plot, selection, frame and comparison.
     win.reload(wait=True)
+    assert not win.check_disk()
     assert ws.session.n_frames == 50 and ws.timeline.frame == 9
     assert ws.selection.current.name == "probe" and [x.b.name for x in ws.comparisons] == ["other.ovd"]
     (panel,) = win.plots.panels

@@ -53,6 +53,8 @@ LIVE_POLL_MS = 20
 LIVE_POLL_BACK_MS = 200
 #: How often an .h5 being written is checked for new commits (ms; its writer commits ≤ 1/s).
 H5_WATCH_MS = 500
+#: How often the file shown is checked for a new run written over it (ms; one stat call).
+DISK_CHECK_MS = 1000
 
 
 class MainWindow(QMainWindow):
@@ -120,6 +122,12 @@ class MainWindow(QMainWindow):
         self._h5_timer = QTimer(self)
         self._h5_timer.setInterval(H5_WATCH_MS)
         self._h5_timer.timeout.connect(self._poll_h5)
+        # A new run written to the file shown is pointed out (F5 shows it), not loaded unasked.
+        self._disk_timer = QTimer(self)
+        self._disk_timer.setInterval(DISK_CHECK_MS)
+        self._disk_timer.timeout.connect(self.check_disk)
+        self._disk_timer.start()
+        self._disk_noted: tuple[int, int] | None = None
         #: ``ask_keep_live(feed)`` → a path to save a temporary live recording to, "" to discard
         #: it, None to cancel what would drop it. Tests and scripts replace the dialog.
         self.ask_keep_live = self._ask_keep_live
@@ -417,7 +425,10 @@ class MainWindow(QMainWindow):
             self.save_user_layout()
             ws.set_session(session)
             follow, self._follow_next = self._follow_next, False
-            if being_written(path, session.recording, recently=not follow):
+            # An .ovd carries no sign of being finished: it is followed only when asked
+            # (open_file(follow=True) → follow_file), never because it is recent.
+            if path.lower().endswith((".h5", ".hdf5")) and being_written(path, session.recording,
+                                                                         recently=not follow):
                 self._start_h5_watch(path, session)
 
     def wait_for_loaders(self) -> None:
@@ -592,6 +603,27 @@ class MainWindow(QMainWindow):
             return
         if watch.changed():
             self.open_file(watch.path)
+
+    def check_disk(self) -> bool:
+        """Whether the file of the recording shown changed on disk since it was read (a new run
+        to the same path); says so once in the status bar, with how to see it. Not for a live
+        recording or an ``.h5`` being followed, which show their growth themselves."""
+        ws = self.workspace
+        session = ws.session
+        if session is None or session.file_stamp is None or ws.live is not None or self._h5_watch is not None:
+            return False
+        try:
+            st = os.stat(session.path)
+        except OSError:
+            return False
+        stamp = (st.st_size, st.st_mtime_ns)
+        if stamp == session.file_stamp:
+            return False
+        if stamp != self._disk_noted and not self._loaders:
+            self._disk_noted = stamp
+            self.show_status(f"{session.name} changed on disk (a new run?): F5 shows it, Shift+F5 compares "
+                             "it with the run shown")
+        return True
 
     # ------------------------------------------------------------------ session shown
 
