@@ -213,7 +213,7 @@ def create_graph(writer: Any, context: int, handles: SchemaHandles, graph: Vehic
     def materialize(group: ObjectGroup, i: int) -> None:
         if not group.owner or int(group.handles[i]) in created:
             return
-        links = [(decl, a, _targets(graph, group, i, a)) for decl, a in group.decl.all_attrs() if a.is_link]
+        links = [(decl, a, _targets(graph, group, i, a)) for decl, a in group.decl.link_attrs]
         for _, _, targets in links:
             for target, j in targets:
                 materialize(target, j)
@@ -224,11 +224,10 @@ def create_graph(writer: Any, context: int, handles: SchemaHandles, graph: Vehic
 
     for root in graph.get("Vehicle"):
         create(root, 0)
-        for decl, a in root.decl.all_attrs():
-            if a.is_link:
-                for target, j in _targets(graph, root, 0, a):
-                    materialize(target, j)
-                    link(root, 0, decl, a, target, j)
+        for decl, a in root.decl.link_attrs:
+            for target, j in _targets(graph, root, 0, a):
+                materialize(target, j)
+                link(root, 0, decl, a, target, j)
     for group in graph:
         for i in range(len(group)):
             materialize(group, i)

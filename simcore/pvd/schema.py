@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
@@ -178,8 +179,18 @@ class ClassDecl:
 
     def all_attrs(self) -> tuple[tuple[ClassDecl, AttrDecl], ...]:
         """``(declaring class, attribute)`` for the base class's attributes, then this class's."""
+        return self._all_attrs
+
+    @cached_property
+    def _all_attrs(self) -> tuple[tuple[ClassDecl, AttrDecl], ...]:
+        # Made once per class: a 256-vehicle fleet's first frame walks it ~40,000 times.
         inherited = self.base.all_attrs() if self.base is not None else ()
         return inherited + tuple((self, a) for a in self.attrs)
+
+    @cached_property
+    def link_attrs(self) -> tuple[tuple[ClassDecl, AttrDecl], ...]:
+        """The :meth:`all_attrs` that are links to other PVD objects (:attr:`AttrDecl.is_link`)."""
+        return tuple((d, a) for d, a in self.all_attrs() if a.is_link)
 
     def role_of(self, a: AttrDecl) -> Role:
         """The role of attribute ``a`` of this class (its own, else the class's)."""
