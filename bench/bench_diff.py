@@ -1,6 +1,6 @@
 """Benchmark ``pvdkit diff`` against ``h5diff`` on the same pair of ~100 MB recordings.
 
-Usage: ``python3 bench/bench_diff.py [--mb 100] [--repeat 3] [--keep DIR] [--physx [H5]]``
+Usage: ``python3 bench/bench_diff.py [--mb 100] [--repeat 3] [--keep DIR] [--venv DIR] [--physx [H5]]``
 
 Generates recording A (``--mb`` MB of ``.ovd``, :func:`pvdkit.synthetic.write_large_recording`)
 and B = A with one float value changed late in the file (a wheel's ``rotationSpeed`` at about
@@ -14,7 +14,11 @@ and B = A with one float value changed late in the file (a wheel's ``rotationSpe
   compares raw datasets byte by byte with one tolerance and reports no identity, time or
   first divergence; it skips datasets it cannot compare (compound types with strings);
 * both as processes on A and a byte-identical copy of A, and ``python -c "import h5py"``:
-  the floor any Python diff of an ``.h5`` pays (interpreter, numpy, h5py).
+  the floor any Python diff of an ``.h5`` pays (interpreter, numpy, h5py). Processes run
+  interleaved, round after round (best and median); ``--venv DIR`` runs them with a user's
+  install (``DIR/bin/python``, ``pip install .`` without ``-e``) instead of this interpreter with
+  the project on ``PYTHONPATH`` (whose editable-install finder and ``.pth`` files cost every
+  process start).
 
 ``--physx`` adds the same table for PhysX's own ``dev_drive`` recording (or the ``.h5`` given)
 and a copy with one ``WheelRigidBodyState.rotationSpeed`` perturbed.
@@ -36,10 +40,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +67,19 @@ PHYSX_PAIR_SOURCE = ROOT / "tests" / "data" / "dev_drive.h5"
 #: The environment of timed processes: the project importable, and bytecode written (a user's
 #: install has its .pyc files; this machine's PYTHONDONTWRITEBYTECODE would time compiling).
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPATH": str(ROOT)}
+
+
+@dataclass
+class Processes:
+    """The interpreter the timed ``pvdkit diff`` processes run with, and their environment."""
+
+    python: str = sys.executable
+    env: dict[str, str] = field(default_factory=lambda: dict(ENV))
+    label: str = f"this interpreter ({sys.executable}) with the project on PYTHONPATH"
+
+
+#: Set by ``--venv``: a user's install (``pip install .``, no editable finder, no PYTHONPATH).
+PROC = Processes()
 
 
 def plant_difference(src: Path, dst: Path, cls: str = "Wheel",
@@ -101,10 +120,17 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per measurement (best is kept)")
     ap.add_argument("--keep", metavar="DIR", help="write the recordings into DIR and keep them")
     ap.add_argument("--fleet", type=int, metavar="N", help="time fleet recordings of N vehicles instead")
+    ap.add_argument("--venv", metavar="DIR",
+                    help="time the diff processes with DIR/bin/python and the pvdkit installed there "
+                         "(a user's install: pip install ., without -e), not this interpreter")
     ap.add_argument("--physx", metavar="H5", nargs="?", const=str(PHYSX_PAIR_SOURCE),
                     help="also time a real PhysX pair: this recording (default tests/data/dev_drive.h5, "
                          "PhysX's dev_drive.ovd converted) and a copy with one value perturbed")
     args = ap.parse_args()
+    if args.venv:
+        python = str(Path(args.venv) / "bin" / "python")
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+        PROC.python, PROC.env, PROC.label = python, env, f"{python} (its installed pvdkit)"
 
     tmp = None
     if args.keep:
@@ -159,38 +185,58 @@ def time_pair(a_ovd: Path, b_ovd: Path, a_h5: Path, b_h5: Path, frame: int, attr
     same = a_h5.with_name(a_h5.stem + "_copy.h5")
     shutil.copyfile(a_h5, same)
     h5diff = shutil.which("h5diff")
-    processes = {"pvdkit diff": [sys.executable, "-m", "pvdkit.diff", "--quiet"]}
+    processes = {"pvdkit diff": [PROC.python, "-m", "pvdkit.diff", "--quiet"]}
     if h5diff is None:
         print("h5diff not found: skipping the comparison (Debian: apt-get install hdf5-tools)")
     else:
         processes["h5diff"] = [h5diff]
-    subprocess.run([*processes["pvdkit diff"], str(a_h5), str(b_h5)], capture_output=True, env=ENV)  # .pyc
-    as_process: dict[tuple[str, str], float] = {}
+    processes["import h5py (floor)"] = [PROC.python, "-c", "import h5py"]
+    # A first run writes the .pyc files.
+    subprocess.run([*processes["pvdkit diff"], str(a_h5), str(b_h5)], capture_output=True, env=PROC.env)
+    # Processes interleaved round by round (the load of a shared machine drifts): best and median.
+    as_process: dict[tuple[str, str], tuple[float, float]] = {}
     for pair, pb in (("pair", b_h5), ("identical", same)):
-        for tool, argv in processes.items():
-            sec, proc = best_of(repeat, lambda argv=argv, pb=pb: subprocess.run(
-                [*argv, str(a_h5), str(pb)], capture_output=True, text=True, env=ENV))
-            as_process[tool, pair] = sec
+        times: dict[str, list[float]] = {tool: [] for tool in processes}
+        last: dict[str, subprocess.CompletedProcess] = {}
+        for _ in range(repeat):
+            for tool, argv in processes.items():
+                if tool.startswith("import") and pair != "pair":
+                    continue
+                t = time.perf_counter()
+                files = [] if tool.startswith("import") else [str(a_h5), str(pb)]
+                last[tool] = subprocess.run([*argv, *files], capture_output=True, text=True, env=PROC.env)
+                times[tool].append(time.perf_counter() - t)
+        for tool, ts in times.items():
+            if not ts:
+                continue
+            best, median = min(ts), statistics.median(ts)
+            as_process[tool, pair] = (best, median)
+            proc = last[tool]
+            if tool.startswith("import"):
+                rows.append(("python -c 'import h5py' (floor)", best, h5_mb,
+                             "interpreter + numpy + h5py imports", median))
+                continue
             note = (proc.stdout.strip().splitlines() or [""])[0][:60]
             size = 2 * a_h5.stat().st_size / MB if pair == "identical" else h5_mb
-            rows.append((f"{tool} .h5 {pair} (process)", sec, size, f"exit {proc.returncode}; {note}"))
-    floor, _ = best_of(repeat, lambda: subprocess.run([sys.executable, "-c", "import h5py"], env=ENV))
-    rows.append(("python -c 'import h5py' (floor)", floor, h5_mb, "interpreter + numpy + h5py imports"))
-    print(f"{'':34} {'seconds':>8} {'file MB/s':>10} {'rec. MB/s':>10}")
-    for label, sec, size, note in rows:
-        print(f"{label:34} {sec:8.3f} {size / sec:10.1f} {ovd_mb / sec:10.1f}   {note}")
+            rows.append((f"{tool} .h5 {pair} (process)", best, size, f"exit {proc.returncode}; {note}",
+                         median))
+    print(f"processes run by {PROC.label}")
+    print(f"{'':34} {'best s':>8} {'median s':>9} {'file MB/s':>10} {'rec. MB/s':>10}")
+    for label, sec, size, note, *median in rows:
+        med = f"{median[0]:9.3f}" if median else f"{'':9}"
+        print(f"{label:34} {sec:8.3f} {med} {size / sec:10.1f} {ovd_mb / sec:10.1f}   {note}")
     probe = ("import sys; from pvdkit.diff.cli import main; main([sys.argv[1], sys.argv[2], '--quiet']); "
              "print('numba' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", probe, str(a_h5), str(b_h5)], capture_output=True,
-                         text=True, env=ENV).stdout.split()
+    out = subprocess.run([PROC.python, "-c", probe, str(a_h5), str(b_h5)], capture_output=True,
+                         text=True, env=PROC.env).stdout.split()
     print(f"numba imported by the .h5 diff process: {'yes' if out and out[-1] == 'True' else 'no'}")
     if h5diff is not None:
         inproc = rows[1][1]
-        h5d = as_process["h5diff", "pair"]
-        same = as_process["h5diff", "identical"] / as_process["pvdkit diff", "identical"]
-        print(f"h5diff time / pvdkit time (> 1: pvdkit faster): pair {h5d / inproc:.2f}x in-process, "
-              f"{h5d / as_process['pvdkit diff', 'pair']:.2f}x as a process; identical files "
-              f"{same:.2f}x as a process")
+        h5d, mine = as_process["h5diff", "pair"], as_process["pvdkit diff", "pair"]
+        h5s, mine_s = as_process["h5diff", "identical"], as_process["pvdkit diff", "identical"]
+        print(f"h5diff time / pvdkit time (> 1: pvdkit faster), best / median: pair {h5d[0] / inproc:.2f}x "
+              f"in-process, {h5d[0] / mine[0]:.2f}x / {h5d[1] / mine[1]:.2f}x as a process; identical files "
+              f"{h5s[0] / mine_s[0]:.2f}x / {h5s[1] / mine_s[1]:.2f}x as a process")
 
 
 def bench_physx_pair(d: Path, source: Path, repeat: int) -> None:
