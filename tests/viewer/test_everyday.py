@@ -462,3 +462,8 @@ def test_y_is_fitted_until_the_user_zooms_it_and_a_double_click_hands_it_back(wi
     lo, hi = vb.viewRange()[1]
     assert not vb.y_manual and hi - lo > zoomed[1] - zoomed[0]
     assert ws.timeline.frame == 400  # a double-click does not seek
+    # Ctrl+0: the whole recording again, y fitted.
+    vb.wheelEvent(_MouseEvent(delta=240, ctrl=True))
+    win.plots.show_all()
+    assert vb.viewRange()[0] == pytest.approx([0, ws.session.n_frames - 1]) and not vb.y_manual
+    assert vb.viewRange()[1] == pytest.approx([y0, y1])

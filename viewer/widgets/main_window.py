@@ -208,6 +208,7 @@ class MainWindow(QMainWindow):
 
         v = self.menuBar().addMenu("&View")
         self._action(v, "Start view (wheel speeds)", lambda: ws.show_start(ws.current_vehicle))
+        self._action(v, "Plots: the whole recording", self.plots.show_all, "Ctrl+0")
         x = v.addMenu("Plot x axis")
         for label, value in (("time [s]", "time"), ("frame", "frame")):
             act = QAction(label, self)
@@ -246,7 +247,7 @@ class MainWindow(QMainWindow):
             "F5  reload the file (a new run) · Shift+F5  reload and compare with the previous run\n\n"
             "Plots: drag to pan, wheel to zoom time, click to seek, drag the cursor line to scrub;\n"
             "Ctrl+wheel / Ctrl+drag (or wheel / drag on the value axis) zoom and pan y,\n"
-            "double-click fits y to the data again."))
+            "double-click fits y to the data again; Ctrl+0 shows the whole recording."))
 
     def set_up_axis(self, value: str) -> None:
         """Choose the top-down view's up axis ("auto" reads it from the recording)."""

@@ -836,6 +836,20 @@ class PlotStack(QWidget):
             self.redraw()
             self.set_frame(self.workspace.timeline.frame)
 
+    def show_all(self) -> None:
+        """Zoom out to the whole recording, every value axis fitted to its data again."""
+        if self.master is None:
+            return
+        for panel in self.panels:
+            for item in panel.items():
+                vb = item.getViewBox()
+                if isinstance(vb, TimeViewBox):
+                    vb.y_manual = False
+        session = self.workspace.session
+        n = session.n_frames if session else 1
+        self.master.setXRange(0.0, float(max(n - 1, 1)), padding=0)
+        self.redraw()
+
     def redraw(self) -> None:
         """Recompute visible points of every curve (after a range or size change)."""
         if self.master is None:
