@@ -467,3 +467,41 @@ def test_y_is_fitted_until_the_user_zooms_it_and_a_double_click_hands_it_back(wi
     win.plots.show_all()
     assert vb.viewRange()[0] == pytest.approx([0, ws.session.n_frames - 1]) and not vb.y_manual
     assert vb.viewRange()[1] == pytest.approx([y0, y1])
+
+
+# ------------------------------------------------------------------ plot data as CSV
+
+
+def test_the_data_in_view_copies_as_csv_with_comparisons_and_differences(window, tmp_path):
+    import csv
+    import io
+
+    a = write_recording(tmp_path / "a.ovd", 40, 10_000_000)
+    b = write_recording(tmp_path / "b.ovd", 30, 10_000_000, scale=2.0)
+    win = window(a)
+    win.open_file(str(b), compare=True, wait=True)
+    ws = win.workspace
+    ws.plots.clear()
+    ws.plot("Probe.value")
+    (panel,) = win.plots.panels
+    win.plots.master.setXRange(25.2, 34.9, padding=0)
+    rows = list(csv.reader(io.StringIO(panel.csv_text())))
+    assert rows[0] == ["frame", "time [s]", "probe", "probe (B)", "probe (A − B)"]
+    # Frames 26..34 in view; B ends at frame 29, so from frame 30 on it and A − B are empty (the
+    # difference is drawn only where both recordings have frames).
+    assert [int(r[0]) for r in rows[1:]] == list(range(26, 35))
+    t = {int(r[0]): float(r[1]) for r in rows[1:]}
+    assert t[26] == pytest.approx(0.27)
+    by = {int(r[0]): r[2:] for r in rows[1:]}
+    assert [float(x) for x in by[26]] == pytest.approx([0.27, 0.54, -0.27])
+    assert by[29][1] != "" and by[30][0] != "" and by[30][2] == ""
+    # Exact floats: the CSV reads back to the values the plot holds.
+    d = panel.drawn[0]
+    assert float(by[33][0]) == d.data.value_at(33)
+    win.plots.master.setXRange(0, 39, padding=0)
+    path = tmp_path / "probe.csv"
+    assert panel.save_csv(str(path)) and len(path.read_text().splitlines()) == 41
+    panel.copy_csv()
+    assert QApplication.clipboard().text() == path.read_text()
+    assert not panel.save_csv(str(tmp_path / "missing" / "x.csv"))
+    assert "cannot write" in win.plots.message.text()

@@ -9,7 +9,10 @@ that class on every wheel and makes one curve per wheel, labelled with the wheel
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
+import math
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -21,6 +24,7 @@ import numpy as np
 from pvdkit.names import NORM, parse_element, resolve_spec
 from pvdkit.recording import ListSeries, Object, Recording
 from pvdkit.types import DataType, PvdError
+from viewer.model.downsample import zoh_values
 from viewer.model.signals import Signal
 from viewer.model.vehicles import Vehicle, vehicle_of
 
@@ -105,6 +109,24 @@ class CurveData:
     @property
     def nbytes(self) -> int:
         return int(self.frames.nbytes + self.values.nbytes)
+
+
+def curves_csv(frames: np.ndarray, seconds: np.ndarray | None, columns: list[tuple[str, CurveData]]) -> str:
+    """CSV text of curves on a grid of frames: ``frame``, ``time [s]`` (when ``seconds`` is
+    given: the time of each frame), then one column per ``(title, curve)`` holding the value in
+    force at each frame (zero-order hold, as the plot draws it; empty before a curve's first
+    sample). Floats are written in full (``repr``): pasted into a notebook they read back equal."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["frame", *(["time [s]"] if seconds is not None else []), *(t for t, _ in columns)])
+    held = [zoh_values(c.frames, c.values, frames) for _, c in columns]
+    for i, f in enumerate(frames.tolist()):
+        row: list[object] = [f]
+        if seconds is not None:
+            row.append(repr(float(seconds[i])))
+        row += ["" if math.isnan(v) else repr(v) for v in (float(h[i]) for h in held)]
+        w.writerow(row)
+    return out.getvalue()
 
 
 def attribute_width(rec: Recording, obj: Object, attribute: str) -> int:

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QCompleter,
+    QFileDialog,
     QGraphicsItem,
     QHBoxLayout,
     QLabel,
@@ -49,7 +50,7 @@ from pvdkit.units import unit_of
 from viewer.model.compare import LETTERS, Comparison
 from viewer.model.downsample import step_points
 from viewer.model.properties import format_number
-from viewer.model.series import Curve, CurveData, Plot, PlotError
+from viewer.model.series import Curve, CurveData, Plot, PlotError, curves_csv
 from viewer.model.session import RecordingSession
 from viewer.model.values import ValueNames
 from viewer.model.workspace import Workspace
@@ -414,11 +415,61 @@ class PlotPanel:
         self._remove_action.triggered.connect(lambda: ws.plots.remove_plot(plot))
         self.item.getViewBox().menu.addAction(self._remove_action)
         self._actions = [self._remove_action]  # kept alive with the panel
+        for text, slot in (("Copy the data in view as CSV", self.copy_csv),
+                           ("Save the data in view as CSV…", self._save_csv_dialog)):
+            act = QAction(text, self.item.getViewBox().menu)
+            act.triggered.connect(slot)
+            self.item.getViewBox().menu.addAction(act)
+            self._actions.append(act)
         for vb in (item.getViewBox() for item in self.items()):
             fit = QAction("Fit y to the data", vb.menu)
             fit.triggered.connect(lambda _c=False, v=vb: self.fit_y(v))
             vb.menu.addAction(fit)
             self._actions.append(fit)
+
+    def csv_text(self) -> str:
+        """The plot's curves at every frame in view, as CSV (:func:`viewer.model.series.curves_csv`):
+        each curve, its twins in the compared recordings (on A's frames, as drawn) and the
+        differences the panel below shows; titles as in the legends, with the unit."""
+        ws = self.stack.workspace
+        n = ws.session.n_frames if ws.session is not None else 0
+        x0, x1 = self.item.getViewBox().viewRange()[0]
+        frames = np.arange(max(math.ceil(x0), 0), min(math.floor(x1), n - 1) + 1, dtype=np.int64)
+        unit = f" [{self.unit}]" if self.unit else ""
+        columns: list[tuple[str, CurveData]] = []
+        for d in self.drawn:
+            if d.data is not None:
+                columns.append((f"{d.curve.label}{unit}", d.data))
+            columns += [(f"{d.curve.label} ({LETTERS[ov.j]}){unit}", ov.on_a) for ov in d.overlays]
+        compared = ws.compared
+        if compared is not None:
+            ref = LETTERS[compared.reference]
+            for d in self.drawn:
+                columns += [(f"{d.curve.label} ({ref} − {LETTERS[j]}){unit}", data) for j, data, _ in d.diffs]
+        tb = ws.timeline.timebase
+        seconds = tb.seconds[frames] if len(tb.seconds) == n and n else None
+        return curves_csv(frames, seconds, columns)
+
+    def copy_csv(self) -> None:
+        text = self.csv_text()
+        QGuiApplication.clipboard().setText(text)
+        self.stack.status(f"copied {self.plot.title}: {text.count(chr(10)) - 1} frames as CSV")
+
+    def save_csv(self, path: str) -> bool:
+        """Write :meth:`csv_text` to ``path``; False (said in the status bar) when it cannot."""
+        try:
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(self.csv_text())
+        except OSError as exc:
+            self.stack.status(f"cannot write {path}: {exc.strerror or exc}")
+            return False
+        self.stack.status(f"saved {self.plot.title} to {path}")
+        return True
+
+    def _save_csv_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(None, "Save plot data", f"{self.plot.title}.csv", "CSV (*.csv)")
+        if path:
+            self.save_csv(path)
 
     def fit_y(self, vb: pg.ViewBox) -> None:
         """Hand ``vb``'s y back to the fit to the visible points (after a manual zoom)."""
