@@ -505,3 +505,36 @@ def test_the_data_in_view_copies_as_csv_with_comparisons_and_differences(window,
     assert QApplication.clipboard().text() == path.read_text()
     assert not panel.save_csv(str(tmp_path / "missing" / "x.csv"))
     assert "cannot write" in win.plots.message.text()
+
+
+# ------------------------------------------------------------------ differences panel
+
+
+def test_differences_are_listed_by_first_divergence_and_plotted_there(window, tmp_path):
+    from tests.pvdkit.diff_helpers import Spec, pair
+
+    a, b = pair(tmp_path, None, Spec(perturb={(2, "lngForce", 12): 5.0, (1, "rotationSpeed", 15): 1.0}))
+    win = window(a)
+    ws, panel = win.workspace, win.differences
+    assert not panel.find_button.isEnabled() and panel.find() is None
+    win.open_file(str(b), compare=True, wait=True)
+    assert panel.find_button.isEnabled() and panel.against.currentText() == "B: b.ovd"
+    diffs = panel.find()
+    assert [(d.spec, d.first_frame, d.differing, d.max_abs) for d in diffs.rows] == [
+        ("TireForce.lngForce", 12, 1, 5.0), ("Wheel.rotationSpeed", 15, 1, 1.0)]
+    first = diffs.rows[0]
+    assert first.object is ws.session.recording.objects[first.object.index]
+    assert first.path == ws.session.path_of(first.object) and "wheel 2" in first.path
+    assert (first.a_value, first.b_value) == ("336.0", "341.0")
+    assert "a.ovd vs b.ovd: 2 attributes differ, first at frame 12" in panel.header.text()
+    assert [panel.table.item(0, c).text() for c in (0, 3, 4, 5)] == ["12", "lngForce", "1 / 20", "5"]
+    # Double-click: the object selected, its attribute plotted on every wheel, at the divergence.
+    panel.go_to(0)
+    assert ws.selection.current is first.object and ws.timeline.frame == 12
+    plot = ws.plots.plots[-1]
+    assert plot.spec == "TireForce.lngForce" and len(plot.curves) == 4
+    (last,) = [p for p in win.plots.panels if p.plot is plot]
+    assert last.diff_item is not None  # A − B shown under it
+    # Another comparison: the list made for the one before is dropped.
+    ws.set_comparison(None)
+    assert panel.table.rowCount() == 0 and panel.differences is None and not panel.find_button.isEnabled()

@@ -27,6 +27,7 @@ from viewer.model.live import H5FileWatch, LiveFeed, OvdFileFeed, TcpFeed, being
 from viewer.model.session import RecordingSession
 from viewer.model.workspace import RecentFiles, Workspace
 from viewer.widgets import theme
+from viewer.widgets.differences import DifferencesPanel
 from viewer.widgets.loader import RecordingLoader
 from viewer.widgets.messages import MessagesPanel
 from viewer.widgets.object_tree import ObjectTree
@@ -89,14 +90,17 @@ class MainWindow(QMainWindow):
         self.properties = PropertyView(ws)
         self.topdown = TopDownView(ws)
         self.messages = MessagesPanel(ws)
+        self.differences = DifferencesPanel(ws)
         self.timeline = TimelineBar(ws)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.objects_dock = self._dock("Objects", self.objects, left)
         self.properties_dock = self._dock("Properties", self.properties, right)
         self.topdown_dock = self._dock("Top-down", self.topdown, right)
         self.messages_dock = self._dock("Messages", self.messages, right)
+        self.differences_dock = self._dock("Differences", self.differences, right)
         self.splitDockWidget(self.properties_dock, self.topdown_dock, Qt.Orientation.Vertical)
         self.tabifyDockWidget(self.topdown_dock, self.messages_dock)
+        self.tabifyDockWidget(self.messages_dock, self.differences_dock)
         self.topdown_dock.raise_()
         bar = QToolBar("Timeline")
         bar.setObjectName("timeline")
@@ -215,7 +219,8 @@ class MainWindow(QMainWindow):
             act.triggered.connect(lambda _c=False, val=value: self.plots.set_x_axis(val))
             x.addAction(act)
         v.addSeparator()
-        for dock in (self.objects_dock, self.properties_dock, self.topdown_dock, self.messages_dock):
+        for dock in (self.objects_dock, self.properties_dock, self.topdown_dock, self.messages_dock,
+                     self.differences_dock):
             v.addAction(dock.toggleViewAction())
         up = v.addMenu("Top-down up axis")
         for label, value in (("auto (from the recording)", "auto"), ("+X", "+x"), ("+Y", "+y"), ("+Z", "+z")):
