@@ -578,3 +578,18 @@ def test_the_window_follows_an_h5_another_process_is_writing(qtbot, tmp_path):
     assert ws.session.recording.incomplete is None
     assert ws.timeline.frame == ws.timeline.last_frame  # it followed the latest frame
     assert ws.current_vehicle is not None and ws.current_vehicle.name == "/World/Basic"
+
+
+def test_differences_wait_for_a_live_recording_to_stop(qtbot, tmp_path):
+    from viewer.model.session import RecordingSession
+    from viewer.widgets.differences import DifferencesPanel
+
+    ws, feed = _live(tmp_path)
+    try:
+        ws.add_comparison(RecordingSession.open(FIXTURE))
+        panel = DifferencesPanel(ws)
+        qtbot.addWidget(panel)
+        assert panel.find_button.isEnabled()
+        assert panel.find() is None and "still receiving" in panel.header.text()
+    finally:
+        feed.stop()

@@ -93,6 +93,9 @@ class DifferencesPanel(QWidget):
         i = self.against.currentData()
         if ws.session is None or not comps or i is None or not 0 <= i < len(comps):
             return None
+        if ws.live is not None and ws.live.running:
+            self.header.setText("A is still receiving: stop it (File ▸ Stop live) to list what differs")
+            return None
         comp = comps[i]
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
