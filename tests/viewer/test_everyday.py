@@ -538,3 +538,50 @@ def test_differences_are_listed_by_first_divergence_and_plotted_there(window, tm
     # Another comparison: the list made for the one before is dropped.
     ws.set_comparison(None)
     assert panel.table.rowCount() == 0 and panel.differences is None and not panel.find_button.isEnabled()
+
+
+# ------------------------------------------------------------------ X–Y
+
+
+def test_xy_plots_one_attribute_against_another_per_wheel_with_comparisons(window, tmp_path):
+    from tests.pvdkit.diff_helpers import Spec, lng_force, pair
+
+    a, b = pair(tmp_path, None, Spec(perturb={(2, "lngForce", 12): 5.0}))
+    win = window(a)
+    ws, xy = win.workspace, win.xy
+    ws.select(ws.session.vehicles[0].obj)
+    curves = xy.plot("Wheel.rotationSpeed", "TireForce.lngForce")
+    # One curve per wheel, a point per frame the force was written, x held at that frame.
+    assert [c.label for c in curves] == [w.label for w in ws.session.vehicles[0].wheels]
+    assert all(len(c.frames) == 20 for c in curves)
+    k, f = 2, 12
+    assert curves[k].at(f) == pytest.approx((10.0 * k + f, lng_force(f, k)))
+    assert xy.view.getPlotItem().getAxis("left").labelText == "TireForce.lngForce [N]"
+    assert "4 curves, 80 points" in xy.status.text()
+    # The rings follow the frame.
+    ws.timeline.set_frame(f)
+    xs, ys = xy.curves[0][2].getData()
+    assert (xs[k], ys[k]) == pytest.approx(curves[k].at(f))
+    # With B compared, B's points are drawn too, and its perturbed point differs by 5 N.
+    win.open_file(str(b), compare=True, wait=True)
+    assert [j for j, _c, _r in xy.curves] == [0, 1]
+    b_curves = xy.curves[1][1]
+    assert b_curves[k].at(f)[1] == pytest.approx(lng_force(f, k) + 5.0)
+    assert b_curves[k].at(f + 1)[1] == pytest.approx(lng_force(f + 1, k))
+    assert "B darker" in xy.status.text()
+    # A spec that cannot be plotted: one line, nothing drawn.
+    assert xy.plot("Wheel.rotationSpeed", "Nope.x") == [] and "no class 'Nope'" in xy.status.text()
+    assert xy.curves == []
+
+
+def test_xy_follows_the_vehicle_selected(window):
+    win = window(DEV_DRIVE)
+    ws, xy = win.workspace, win.xy
+    basic, tank = ws.session.vehicle_named("/World/Basic"), ws.session.vehicle_named("/World/Tank")
+    ws.select(basic.obj)
+    xy.plot("TireSlipState.lngSlip", "TireForce.lngForce[z]")
+    slip = CurveKey(tank.wheels[1].part("TireSlipState").index, "lngSlip")
+    ws.select(tank.wheels[1].root)
+    (_j, curves, _rings), = xy.curves
+    assert len(curves) == 4 and curves[1].at(400)[0] == pytest.approx(ws.curves.get(slip).value_at(400))
+    assert "against TireSlipState.lngSlip" in xy.status.text()

@@ -35,6 +35,7 @@ from viewer.widgets.plots import PlotStack
 from viewer.widgets.property_view import PropertyView
 from viewer.widgets.timeline_bar import TimelineBar
 from viewer.widgets.topdown import TopDownView
+from viewer.widgets.xy import XYPanel
 
 RECORDING_FILTER = "Recordings (*.ovd *.h5 *.hdf5);;All files (*)"
 RECORDING_EXTENSIONS = (".ovd", ".h5", ".hdf5")
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self.topdown = TopDownView(ws)
         self.messages = MessagesPanel(ws)
         self.differences = DifferencesPanel(ws)
+        self.xy = XYPanel(ws)
         self.timeline = TimelineBar(ws)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.objects_dock = self._dock("Objects", self.objects, left)
@@ -98,8 +100,10 @@ class MainWindow(QMainWindow):
         self.topdown_dock = self._dock("Top-down", self.topdown, right)
         self.messages_dock = self._dock("Messages", self.messages, right)
         self.differences_dock = self._dock("Differences", self.differences, right)
+        self.xy_dock = self._dock("X–Y", self.xy, right)
         self.splitDockWidget(self.properties_dock, self.topdown_dock, Qt.Orientation.Vertical)
-        self.tabifyDockWidget(self.topdown_dock, self.messages_dock)
+        self.tabifyDockWidget(self.topdown_dock, self.xy_dock)
+        self.tabifyDockWidget(self.xy_dock, self.messages_dock)
         self.tabifyDockWidget(self.messages_dock, self.differences_dock)
         self.topdown_dock.raise_()
         bar = QToolBar("Timeline")
@@ -219,8 +223,8 @@ class MainWindow(QMainWindow):
             act.triggered.connect(lambda _c=False, val=value: self.plots.set_x_axis(val))
             x.addAction(act)
         v.addSeparator()
-        for dock in (self.objects_dock, self.properties_dock, self.topdown_dock, self.messages_dock,
-                     self.differences_dock):
+        for dock in (self.objects_dock, self.properties_dock, self.topdown_dock, self.xy_dock,
+                     self.messages_dock, self.differences_dock):
             v.addAction(dock.toggleViewAction())
         up = v.addMenu("Top-down up axis")
         for label, value in (("auto (from the recording)", "auto"), ("+X", "+x"), ("+Y", "+y"), ("+Z", "+z")):

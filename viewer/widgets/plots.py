@@ -297,7 +297,7 @@ class _Drawn:
         return named if named is not None else _fmt(v)
 
 
-def _shade(color: QColor, j: int) -> QColor:
+def shade(color: QColor, j: int) -> QColor:
     """Recording ``j``'s shade of a curve colour (A as is, B, C … darker)."""
     return color if j == 0 else color.darker(110 + 20 * (j - 1))
 
@@ -368,7 +368,7 @@ class PlotPanel:
                 on_a = comp.overlay(c.key)
                 if on_a is None:
                     continue
-                pen = pg.mkPen(_shade(color, j), width=1, style=theme.compare_style(j))
+                pen = pg.mkPen(shade(color, j), width=1, style=theme.compare_style(j))
                 b_data = comp.cache_b.get(kb) if kb is not None else None
                 d.overlays.append(_Overlay(j, comp, b_data, on_a, pen))
             self.drawn.append(d)
@@ -407,7 +407,7 @@ class PlotPanel:
             color = theme.curve_color(d.curve.color)
             rows.append((d.curve.label, color, False))
             for ov in d.overlays:
-                rows.append((f"{d.curve.label} ({LETTERS[ov.j]})", _shade(color, ov.j), True))
+                rows.append((f"{d.curve.label} ({LETTERS[ov.j]})", shade(color, ov.j), True))
         self.legend.set_rows(plot.title + (f"  [{self.unit}]" if self.unit else ""), rows)
         if self.unit:
             self.item.setLabel("left", f"[{self.unit}]")
