@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.messages = MessagesPanel(ws)
         self.differences = DifferencesPanel(ws)
         self.xy = XYPanel(ws)
+        self.plots.window_changed.connect(self.xy.set_window)
         self.timeline = TimelineBar(ws)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.objects_dock = self._dock("Objects", self.objects, left)

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QStringListModel, Qt, QTimer
+from PySide6.QtCore import QPointF, QRectF, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -654,6 +654,10 @@ GROW_REDRAW_MS = 250
 class PlotStack(QWidget):
     """The plot toolbar and the stack of plot panels."""
 
+    #: The frames in view changed (first, last; both None when no plot is shown): the X–Y
+    #: panel shows the points of those frames.
+    window_changed = Signal(object, object)
+
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.workspace = workspace
@@ -878,6 +882,8 @@ class PlotStack(QWidget):
         has = bool(self.panels)
         self.canvas.setVisible(has)
         self.placeholder.setVisible(not has)
+        if not has:
+            self.window_changed.emit(None, None)
         if has:
             session = self.workspace.session
             n = session.n_frames if session else 1
@@ -901,15 +907,24 @@ class PlotStack(QWidget):
         self.master.setXRange(0.0, float(max(n - 1, 1)), padding=0)
         self.redraw()
 
+    def frame_window(self) -> tuple[int, int] | None:
+        """The first and last frame in view in the time plots (None when no plot is shown)."""
+        if self.master is None:
+            return None
+        x0, x1 = self.master.getViewBox().viewRange()[0]
+        return math.ceil(x0), math.floor(x1)
+
     def redraw(self) -> None:
         """Recompute visible points of every curve (after a range or size change)."""
         if self.master is None:
+            self.window_changed.emit(None, None)
             return
         x0, x1 = self.master.getViewBox().viewRange()[0]
         session = self.workspace.session
         hold = float(max(session.n_frames - 1, 0)) if session else x1
         for panel in self.panels:
             panel.redraw(x0, x1, hold)
+        self.window_changed.emit(math.ceil(x0), math.floor(x1))
 
     def set_frame(self, frame: int) -> None:
         for panel in self.panels:

@@ -2,16 +2,27 @@
 
 Type two ``Class.attribute[component]`` specs (completed from the recording) and press *Plot*:
 one point cloud per wheel of the selected vehicle (colours as in the time plots; selecting
-another vehicle plots its wheels), each point a
+another vehicle plots its wheels) of the frames the time plots show (zoom them to one
+manoeuvre), each point a
 frame where the y attribute was written, with a ring on the point of the current frame; with
 compared recordings open, B's points (C's …) in a darker shade, their rings at B's matched frame.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QStringListModel, Qt
-from PySide6.QtWidgets import QCompleter, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QCompleter,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from pvdkit.types import PvdError
 from viewer.model.compare import LETTERS, Comparison
@@ -44,6 +55,11 @@ class XYPanel(QWidget):
             edit.returnPressed.connect(self.plot_specs)
         self.plot_button = QPushButton("Plot")
         self.plot_button.clicked.connect(self.plot_specs)
+        self.in_view = QCheckBox("only frames in view")
+        self.in_view.setToolTip("draw the points of the frames the time plots show (zoom them to a "
+                                "manoeuvre to see it alone); off: every frame")
+        self.in_view.setChecked(True)
+        self.in_view.toggled.connect(lambda _on: self.set_window(*(self._window or (None, None))))
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setStyleSheet(f"color: {theme.DIM_TEXT}; font-size: 8pt;")
@@ -55,6 +71,7 @@ class XYPanel(QWidget):
         top.addWidget(QLabel("against"))
         top.addWidget(self.y_edit, 1)
         top.addWidget(self.plot_button)
+        top.addWidget(self.in_view)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
@@ -62,6 +79,10 @@ class XYPanel(QWidget):
         lay.addWidget(self.view, 1)
         #: What is drawn: per recording shown (0 = A, then B, C …) its curves and ring items.
         self.curves: list[tuple[int, list[XYCurve | None], pg.ScatterPlotItem]] = []
+        self._points: list[tuple[int, XYCurve, pg.ScatterPlotItem]] = []
+        self._window: tuple[int, int] | None = None
+        self._title: tuple[str, str] | None = None
+        self._n_shown = 0
         workspace.session_changed.connect(self._on_session)
         workspace.comparison_changed.connect(lambda _c: self._redo())
         workspace.timeline.frame_changed.connect(self._on_frame)
@@ -90,6 +111,9 @@ class XYPanel(QWidget):
         self.view.clear()
         self.legend.clear()
         self.curves = []
+        self._points = []
+        self._title = None
+        self._n_shown = 0
 
     def plot_specs(self) -> None:
         x, y = self.x_edit.text().strip(), self.y_edit.text().strip()
@@ -123,26 +147,65 @@ class XYPanel(QWidget):
             for i, c in enumerate(curves):
                 if c is None:
                     continue
-                step = max(1, len(c.frames) // MAX_POINTS)
-                color = shade(theme.curve_color(i), j)
-                item = pg.ScatterPlotItem(c.x[::step], c.y[::step], size=3 if j == 0 else 2, pen=None,
-                                          brush=pg.mkBrush(color))
+                item = pg.ScatterPlotItem(size=3 if j == 0 else 2, pen=None,
+                                          brush=pg.mkBrush(shade(theme.curve_color(i), j)))
                 item.setOpacity(0.8 if j == 0 else 0.6)
                 self.view.addItem(item)
+                self._points.append((j, c, item))
                 if j == 0:  # B's shades need no entries of their own (said in the status line)
                     self.legend.addItem(item, c.label)
+        self._show_points()
         for j, curves, _comp in shown:
             rings = pg.ScatterPlotItem(size=11, brush=None, symbol="o")
             rings.setZValue(10)
             self.view.addItem(rings)
             self.curves.append((j, curves, rings))
-        n = sum(len(c.frames) for c in mine)
         others = ", ".join(f"{LETTERS[j]} darker" for j, _c, _comp in shown[1:])
-        self.status.setText(f"{y_title} against {x_title}: {len(mine)} curve{'s' if len(mine) != 1 else ''}, "
-                            f"{n} points (a frame where y was written each); rings: the current frame"
-                            + (f"; {others}" if others else ""))
+        self._title = (f"{y_title} against {x_title}: {len(mine)} curve{'s' if len(mine) != 1 else ''}",
+                       "rings: the current frame" + (f"; {others}" if others else ""))
+        self._say()
         self._on_frame(ws.timeline.frame)
         return mine
+
+    # ------------------------------------------------------------------ the frames shown
+
+    def set_window(self, first: int | None, last: int | None) -> None:
+        """The time plots show frames ``first .. last`` (None: no plot): with *only frames in
+        view* on, the points of those frames alone are drawn (A's frames; B's matched to them)."""
+        self._window = None if first is None or last is None else (int(first), int(last))
+        if self._points:
+            self._show_points()
+            self._say()
+
+    def _frames_shown(self) -> tuple[int, int] | None:
+        return self._window if self.in_view.isChecked() else None
+
+    def _show_points(self) -> None:
+        window = self._frames_shown()
+        comps = self.workspace.comparisons
+        self._n_shown = 0
+        for j, c, item in self._points:
+            keep = slice(None)
+            if window is not None:
+                lo, hi = window
+                if j > 0 and j - 1 < len(comps):
+                    lo, hi = (int(f) for f in comps[j - 1].frames_b(np.array([lo, hi])))
+                a, b = np.searchsorted(c.frames, [lo, hi + 1])
+                keep = slice(int(a), int(b))
+            x, y = c.x[keep], c.y[keep]
+            step = max(1, len(x) // MAX_POINTS)
+            item.setData(x[::step], y[::step])
+            if j == 0:
+                self._n_shown += len(x)
+
+    def _say(self) -> None:
+        if self._title is None:
+            return
+        window = self._frames_shown()
+        where = f"frames {window[0]}–{window[1]} (the time plots' view)" if window else "every frame"
+        head, tail = self._title
+        self.status.setText(f"{head}, {self._n_shown} points of {where} (one per frame where y was written); "
+                            f"{tail}")
 
     def _counterparts(self, comp: Comparison, pairs: list[XYPair]) -> list[XYCurve | None]:
         """B's curve for each of A's pairs (None where B has no counterpart)."""
