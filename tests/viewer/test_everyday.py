@@ -535,6 +535,10 @@ def test_differences_are_listed_by_first_divergence_and_plotted_there(window, tm
     assert plot.spec == "TireForce.lngForce" and len(plot.curves) == 4
     (last,) = [p for p in win.plots.panels if p.plot is plot]
     assert last.diff_item is not None  # A − B shown under it
+    n = len(ws.plots.plots)
+    ws.timeline.set_frame(0)
+    panel.go_to(0)  # shown already: no second plot, but the frame again
+    assert len(ws.plots.plots) == n and ws.timeline.frame == 12
     # Another comparison: the list made for the one before is dropped.
     ws.set_comparison(None)
     assert panel.table.rowCount() == 0 and panel.differences is None and not panel.find_button.isEnabled()

@@ -90,7 +90,9 @@ def _row(a: RecordingSession, sd: SeriesDiff) -> Difference:
     objects = a.recording.objects
     obj = objects[sd.index_a] if 0 <= sd.index_a < len(objects) else None
     path = (a.path_of(obj) if obj is not None else None) or sd.object
-    first_time = a.timebase.time_of(sd.first_frame) if sd.first_frame is not None else None
+    # Frame -1 holds what was written before the first frame (registrations, first objects).
+    frame = sd.first_frame
+    first_time = a.timebase.time_of(frame) if frame is not None and frame >= 0 else None
     return Difference(obj, path, sd.cls, sd.attribute, sd.kind, sd.status, sd.first_frame, first_time,
                       sd.differing, sd.compared, sd.max_abs, sd.a_value, sd.b_value)
 

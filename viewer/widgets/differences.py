@@ -140,10 +140,13 @@ class DifferencesPanel(QWidget):
         ws = self.workspace
         if d.object is not None:
             ws.select(d.object)
-        if d.plottable:
+        shown = d.object is not None and any(
+            p.spec.split("[")[0] == d.spec and any(c.key.object_index == d.object.index for c in p.curves)
+            for p in ws.plots.plots)
+        if d.plottable and not shown:  # a plot showing it already is enough
             try:
                 ws.plot(d.spec, context=d.object)
             except PvdError as exc:
                 self.header.setText(str(exc))
         if d.first_frame is not None:
-            ws.timeline.set_frame(d.first_frame)
+            ws.timeline.set_frame(max(d.first_frame, 0))
