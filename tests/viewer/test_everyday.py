@@ -597,3 +597,40 @@ def test_xy_follows_the_vehicle_selected(window):
     (_j, curves, _rings), = xy.curves
     assert len(curves) == 4 and curves[1].at(400)[0] == pytest.approx(ws.curves.get(slip).value_at(400))
     assert "against TireSlipState.lngSlip" in xy.status.text()
+
+
+def test_differences_within_a_tolerance_and_numbers_only(window, tmp_path):
+    from tests.pvdkit.diff_helpers import Spec, pair
+
+    # lngForce +5 N on 336 N (1.5 %), rotationSpeed +1 on 25 rad/s (4 %), and another label.
+    b_spec = Spec(perturb={(2, "lngForce", 12): 5.0, (1, "rotationSpeed", 15): 1.0}, label="other")
+    a, b = pair(tmp_path, None, b_spec)
+    win = window(a)
+    win.open_file(str(b), compare=True, wait=True)
+    panel = win.differences
+    assert [d.attribute for d in panel.find().rows] == ["label", "lngForce", "rotationSpeed"]
+    panel.numbers_only.setChecked(True)
+    assert [d.attribute for d in panel.rows] == ["lngForce", "rotationSpeed"]
+    assert panel.table.rowCount() == 2 and "1 not numbers, not listed" in panel.header.text()
+    panel.tolerance.setText("rtol=0.02")
+    assert [d.attribute for d in panel.find().rows] == ["label", "rotationSpeed"]
+    assert [d.attribute for d in panel.rows] == ["rotationSpeed"]
+    panel.tolerance.setText("rtol=fast")
+    assert panel.find() is None and "rtol must be a number" in panel.header.text()
+
+
+def test_tolerances_are_typed_as_pvdkit_diff_takes_them(tmp_path):
+    from pvdkit.types import PvdError
+    from viewer.model.differences import parse_tolerance
+
+    assert parse_tolerance("").default == parse_tolerance("exact").default
+    exact = parse_tolerance("").default
+    assert (exact.atol, exact.rtol) == (0.0, 0.0)
+    t = parse_tolerance("atol=1e-6 rtol=0.02").default
+    assert (t.atol, t.rtol) == (1e-6, 0.02)
+    toml = ROOT / "simcore" / "replay" / "physx_diff.toml"
+    assert parse_tolerance(str(toml)).rules and parse_tolerance(f"{toml} rtol=0.5").default.rtol == 0.5
+    for bad, why in (("loose", "expected rtol=R"), ("atol=x", "atol must be a number"),
+                     (str(tmp_path / "none.toml"), "cannot read tolerance config")):
+        with pytest.raises(PvdError, match=why):
+            parse_tolerance(bad)

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from pvdkit.diff import DiffOptions, DiffResult, FrameWindow, SeriesDiff, ToleranceConfig, compare
 from pvdkit.recording import Object
+from pvdkit.types import PvdError
 from viewer.model.session import RecordingSession
 
-__all__ = ["Difference", "Differences", "find_differences"]
+__all__ = ["Difference", "Differences", "find_differences", "parse_tolerance"]
 
 #: Kinds of series difference a plot can show (numbers over time).
 PLOTTABLE = ("float", "int", "enum", "flags")
@@ -69,10 +70,33 @@ class Differences:
     result: DiffResult
 
 
-def find_differences(a: RecordingSession, b: RecordingSession, sync: str = "frame") -> Differences:
+def parse_tolerance(text: str) -> ToleranceConfig:
+    """The tolerances typed in the panel: empty or ``exact``; ``rtol=0.02 atol=1e-6`` (either,
+    both, in any order); or a ``pvdkit diff --config`` TOML file, optionally followed by
+    overrides (``simcore/replay/physx_diff.toml rtol=0.01``). :class:`PvdError` naming the
+    word that is none of these."""
+    config, values = ToleranceConfig(), {}
+    for word in text.split():
+        key, eq, value = word.partition("=")
+        if eq and key in ("atol", "rtol"):
+            try:
+                values[key] = float(value)
+            except ValueError:
+                raise PvdError(f"tolerance {word!r}: {key} must be a number") from None
+        elif word.lower().endswith(".toml") and not eq:
+            config = ToleranceConfig.load(word)
+        elif word.lower() != "exact":
+            raise PvdError(f"tolerance {word!r}: expected rtol=R, atol=A, a .toml file or exact")
+    return config.with_defaults(**values) if values else config
+
+
+def find_differences(a: RecordingSession, b: RecordingSession, sync: str = "frame",
+                     tolerance: ToleranceConfig | None = None) -> Differences:
     """Compare the open recordings ``a`` (A, the one shown) and ``b``: frames paired by number
-    (``sync="frame"``) or by simulated time (``"time"``), as the viewer pairs them."""
-    options = DiffOptions(ToleranceConfig(), FrameWindow.parse(None), "time" if sync == "time" else "index")
+    (``sync="frame"``) or by simulated time (``"time"``), as the viewer pairs them; exactly,
+    or within ``tolerance`` (:func:`parse_tolerance`)."""
+    options = DiffOptions(tolerance or ToleranceConfig(), FrameWindow.parse(None),
+                          "time" if sync == "time" else "index")
     ra, rb = a.recording, b.recording
     ra.preload()
     if rb is not ra:
@@ -103,7 +127,7 @@ def _count(n: int, what: str) -> str:
 
 def _summary(res: DiffResult, n: int, name_a: str, name_b: str) -> str:
     if res.equal:
-        return f"{name_a} and {name_b}: equal (every attribute of every matched object, exactly)"
+        return f"{name_a} and {name_b}: equal (every attribute of every matched object, within tolerance)"
     parts = [f"{_count(n, 'attribute')} differ{'s' if n == 1 else ''}"] if n else []
     if res.objects_only_a:
         parts.append(f"{_count(len(res.objects_only_a), 'object')} only in A")

@@ -1,9 +1,12 @@
 """Differences panel: what differs between A and a compared recording, by first divergence.
 
 *Find differences* runs :func:`viewer.model.differences.find_differences` on A and the recording
-chosen in the box (B, C …); a double-click on a row selects the attribute's object, plots the
-attribute (for a vehicle's or a wheel's object: on every wheel, as the plot box does) and goes
-to the frame where it first diverges.
+chosen in the box (B, C …), exactly or within the tolerance typed (as ``pvdkit diff`` takes it:
+``rtol=0.02 atol=1e-6`` or a ``--config`` TOML — simcore's replay against PhysX wants
+``simcore/replay/physx_diff.toml``); *numbers only* hides lifetimes, lists, references and
+strings. A double-click on a row selects the attribute's object, plots the attribute (for a
+vehicle's or a wheel's object: on every wheel, as the plot box does) and goes to the frame where
+it first diverges.
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QApplication,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -24,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from pvdkit.types import PvdError
 from viewer.model.compare import LETTERS
-from viewer.model.differences import Differences, find_differences
+from viewer.model.differences import PLOTTABLE, Difference, Differences, find_differences, parse_tolerance
 from viewer.model.properties import format_number
 from viewer.model.workspace import Workspace
 from viewer.widgets import theme
@@ -41,6 +46,16 @@ class DifferencesPanel(QWidget):
         self.differences: Differences | None = None
         self.against = QComboBox()
         self.against.setToolTip("the compared recording to find A's differences against")
+        self.tolerance = QLineEdit()
+        self.tolerance.setPlaceholderText("exact · rtol=0.02 atol=1e-6 · or a pvdkit diff .toml")
+        self.tolerance.setToolTip("how far values may differ and still count as equal, as pvdkit diff's "
+                                  "--rtol / --atol / --config take it")
+        self.tolerance.returnPressed.connect(self.find)
+        self.numbers_only = QCheckBox("numbers only")
+        self.numbers_only.setToolTip("list only attributes holding numbers over time (not lifetimes, "
+                                     "lists, references or strings)")
+        self.numbers_only.setChecked(False)
+        self.numbers_only.toggled.connect(lambda _on: self._refill())
         self.find_button = QPushButton("Find differences")
         self.find_button.setToolTip("compare every attribute of every matched object, as pvdkit diff does")
         self.find_button.clicked.connect(self.find)
@@ -60,9 +75,14 @@ class DifferencesPanel(QWidget):
         top.addWidget(QLabel("A against"))
         top.addWidget(self.against, 1)
         top.addWidget(self.find_button)
+        second = QHBoxLayout()
+        second.addWidget(QLabel("tolerance"))
+        second.addWidget(self.tolerance, 1)
+        second.addWidget(self.numbers_only)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
+        lay.addLayout(second)
         lay.addWidget(self.header)
         lay.addWidget(self.table, 1)
         self.table.cellDoubleClicked.connect(lambda row, _col: self.go_to(row))
@@ -97,9 +117,14 @@ class DifferencesPanel(QWidget):
             self.header.setText("A is still receiving: stop it (File ▸ Stop live) to list what differs")
             return None
         comp = comps[i]
+        try:
+            tolerance = parse_tolerance(self.tolerance.text())
+        except PvdError as exc:
+            self.header.setText(str(exc))
+            return None
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            diffs = find_differences(ws.session, comp.b, comp.sync)
+            diffs = find_differences(ws.session, comp.b, comp.sync, tolerance)
         except PvdError as exc:
             self.header.setText(str(exc))
             return None
@@ -109,11 +134,25 @@ class DifferencesPanel(QWidget):
         self._fill(diffs)
         return diffs
 
+    def _refill(self) -> None:
+        if self.differences is not None:
+            self._fill(self.differences)
+
+    @property
+    def rows(self) -> list[Difference]:
+        """The differences listed (all found, or with *numbers only* the plottable ones)."""
+        if self.differences is None:
+            return []
+        rows = self.differences.rows
+        return [d for d in rows if d.kind in PLOTTABLE] if self.numbers_only.isChecked() else rows
+
     def _fill(self, diffs: Differences) -> None:
-        self.header.setText(diffs.summary + (" · double-click a row to plot it at its first divergence"
-                                             if diffs.rows else ""))
-        self.table.setRowCount(len(diffs.rows))
-        for r, d in enumerate(diffs.rows):
+        rows = self.rows
+        hidden = len(diffs.rows) - len(rows)
+        self.header.setText(diffs.summary + (f"; {hidden} not numbers, not listed" if hidden else "")
+                            + (" · double-click a row to plot it at its first divergence" if rows else ""))
+        self.table.setRowCount(len(rows))
+        for r, d in enumerate(rows):
             cells = [
                 "" if d.first_frame is None else str(d.first_frame),
                 "" if d.first_time is None else f"{d.first_time:.4f}",
@@ -134,9 +173,10 @@ class DifferencesPanel(QWidget):
 
     def go_to(self, row: int) -> None:
         """Select row ``row``'s object, plot its attribute and go to its first divergence."""
-        if self.differences is None or not 0 <= row < len(self.differences.rows):
+        rows = self.rows
+        if not 0 <= row < len(rows):
             return
-        d = self.differences.rows[row]
+        d = rows[row]
         ws = self.workspace
         if d.object is not None:
             ws.select(d.object)
