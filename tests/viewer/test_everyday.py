@@ -561,11 +561,11 @@ def test_xy_plots_one_attribute_against_another_per_wheel_with_comparisons(windo
     # Only the frames the time plots show: zoomed to frames 5..9, five points a wheel.
     win.plots.master.setXRange(4.6, 9.4, padding=0)
     win.plots.redraw()
-    assert [len(item.getData()[0]) for _j, _c, item in xy._points] == [5, 5, 5, 5]
+    assert [len(x) for _j, _label, x, _y in xy.points_shown()] == [5, 5, 5, 5]
     assert "20 points of frames 5–9 (the time plots' view)" in xy.status.text()
-    assert xy._points[0][2].getData()[1][0] == pytest.approx(lng_force(5, 0))
+    assert xy.points_shown()[0][3][0] == pytest.approx(lng_force(5, 0))
     xy.in_view.setChecked(False)
-    assert [len(item.getData()[0]) for _j, _c, item in xy._points] == [20, 20, 20, 20]
+    assert [len(x) for _j, _label, x, _y in xy.points_shown()] == [20, 20, 20, 20]
     assert "80 points of every frame" in xy.status.text()
     k, f = 2, 12
     assert curves[k].at(f) == pytest.approx((10.0 * k + f, lng_force(f, k)))

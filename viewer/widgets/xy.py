@@ -177,6 +177,14 @@ class XYPanel(QWidget):
             self._show_points()
             self._say()
 
+    def points_shown(self) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
+        """What is drawn: ``(recording, label, x, y)`` per curve (recording 0 = A, 1 = B …)."""
+        out = []
+        for j, c, item in self._points:
+            x, y = item.getData()
+            out.append((j, c.label, np.asarray(x), np.asarray(y)))
+        return out
+
     def _frames_shown(self) -> tuple[int, int] | None:
         return self._window if self.in_view.isChecked() else None
 
