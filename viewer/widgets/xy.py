@@ -1,11 +1,11 @@
 """X–Y panel: one attribute against another, per wheel (a tire's force against its slip).
 
 Type two ``Class.attribute[component]`` specs (completed from the recording) and press *Plot*:
-one point cloud per wheel of the selected vehicle (colours as in the time plots; selecting
-another vehicle plots its wheels) of the frames the time plots show (zoom them to one
-manoeuvre), each point a
-frame where the y attribute was written, with a ring on the point of the current frame; with
-compared recordings open, B's points (C's …) in a darker shade, their rings at B's matched frame.
+one point cloud per wheel of the selected vehicle, in the time plots' colours, each point a frame
+where the y attribute was written, with a ring on the point of the current frame. Only the frames
+the time plots show are drawn (zoom them to one manoeuvre), unless *only frames in view* is off;
+selecting another vehicle plots its wheels; compared recordings add their points in darker
+shades, their rings at their matched frames.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from pvdkit.types import PvdError
 from viewer.model.compare import LETTERS, Comparison
 from viewer.model.session import RecordingSession
+from viewer.model.vehicles import Vehicle
 from viewer.model.workspace import Workspace
 from viewer.model.xy import XYCurve, XYPair, xy_curve, xy_pairs
 from viewer.widgets import theme
@@ -88,7 +89,7 @@ class XYPanel(QWidget):
         workspace.timeline.frame_changed.connect(self._on_frame)
         workspace.selection.changed.connect(lambda *_a: self._on_selection())
         self._specs: tuple[str, str] | None = None
-        self._vehicle: object | None = None
+        self._vehicle: Vehicle | None = None
         self._on_session(workspace.session)
 
     def _on_session(self, session: RecordingSession | None) -> None:
