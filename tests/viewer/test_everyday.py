@@ -554,7 +554,10 @@ def test_xy_plots_one_attribute_against_another_per_wheel_with_comparisons(windo
     win = window(a)
     ws, xy = win.workspace, win.xy
     ws.select(ws.session.vehicles[0].obj)
-    curves = xy.plot("Wheel.rotationSpeed", "TireForce.lngForce")
+    xy.x_edit.setText("Wheel.rotationSpeed")
+    xy.y_edit.setText("TireForce.lngForce")
+    xy.plot_button.click()
+    curves = [c for _j, c, _r in xy.curves][0]
     # One curve per wheel, a point per frame the force was written, x held at that frame.
     assert [c.label for c in curves] == [w.label for w in ws.session.vehicles[0].wheels]
     assert all(len(c.frames) == 20 for c in curves)
@@ -608,7 +611,8 @@ def test_differences_within_a_tolerance_and_numbers_only(window, tmp_path):
     win = window(a)
     win.open_file(str(b), compare=True, wait=True)
     panel = win.differences
-    assert [d.attribute for d in panel.find().rows] == ["label", "lngForce", "rotationSpeed"]
+    panel.find_button.click()
+    assert [d.attribute for d in panel.differences.rows] == ["label", "lngForce", "rotationSpeed"]
     panel.numbers_only.setChecked(True)
     assert [d.attribute for d in panel.rows] == ["lngForce", "rotationSpeed"]
     assert panel.table.rowCount() == 2 and "1 not numbers, not listed" in panel.header.text()
