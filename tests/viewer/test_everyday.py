@@ -289,12 +289,14 @@ def test_layout_round_trip_file_and_user_settings(window, tmp_path, sedan):
     plot = ws.plots.add_plot("engine")
     engine = ws.session.vehicle_named("/World/Standard").part("EngineState")
     ws.plots.add_curve(plot, engine, "rotationSpeed", None, "engine")
+    win.xy.plot("TireSlipState.lngSlip", "TireForce.lngForce[z]")
     before = [(p.title, [(c.key, c.label) for c in p.curves]) for p in ws.plots.plots]
     assert len(before) == 3
     path = tmp_path / "layout.json"
     win.save_layout(str(path))
     data = json.loads(path.read_text())
     assert data["format"] == "pvdkit-viewer-layout"
+    assert data["xy"] == {"x": "TireSlipState.lngSlip", "y": "TireForce.lngForce[z]"}
     assert data["panes"][2]["curves"][0]["object"] == "/World/Standard/EngineState"
     ws.plots.clear()
     signals = []  # each one rebuilds the view's panels
@@ -307,6 +309,9 @@ def test_layout_round_trip_file_and_user_settings(window, tmp_path, sedan):
     win.close()
     again = window()
     assert [(p.title, [(c.key, c.label) for c in p.curves]) for p in again.workspace.plots.plots] == before
+    # ... and on the X–Y plot of that layout.
+    assert again.workspace.xy_specs == ("TireSlipState.lngSlip", "TireForce.lngForce[z]")
+    assert len(again.xy.points_shown()) == 4
     # On another recording the specs give the same plots for its vehicle; the engine pane is
     # reported (simcore's sedan has no /World/Standard).
     problems = again.workspace.apply_layout(Layout.from_json(path.read_text()))
@@ -316,6 +321,10 @@ def test_layout_round_trip_file_and_user_settings(window, tmp_path, sedan):
     assert titles[:2] == [f"{SPEED} · sedan", "SuspensionState.jounce · sedan"]
     with pytest.raises(PvdError, match="not a viewer layout"):
         Layout.from_json('{"panes": []}', "x.json")
+    bad_xy = '{"format": "pvdkit-viewer-layout", "version": 1, "panes": [], "xy": {"x": 1}}'
+    with pytest.raises(PvdError, match=r"x.json: \"xy\" must be an object with \"x\" and \"y\""):
+        Layout.from_json(bad_xy, "x.json")
+    assert Layout.from_json('{"format": "pvdkit-viewer-layout", "version": 1, "panes": []}').xy is None
 
 
 def test_view_layout_option_renders_that_layout(tmp_path):

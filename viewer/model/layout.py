@@ -15,7 +15,8 @@ The file is JSON::
                             "attribute": "correctedRotationSpeed", "component": null,
                             "label": "front-left"}]}]}
 
-``component`` is null, an element index or ``"norm"``; ``spec`` is optional.
+``component`` is null, an element index or ``"norm"``; ``spec`` is optional, and so is
+``"xy": {"x": "TireSlipState.lngSlip", "y": "TireForce.lngForce[z]"}`` (the X–Y panel's specs).
 """
 
 from __future__ import annotations
@@ -58,12 +59,15 @@ class PaneSpec:
 @dataclass
 class Layout:
     panes: list[PaneSpec] = field(default_factory=list)
+    #: The X–Y panel's (x spec, y spec), or None (optional in the file: older layouts lack it).
+    xy: tuple[str, str] | None = None
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "panes": [
             {"title": p.title, **({"spec": p.spec} if p.spec else {}),
              "curves": [{"object": c.object, "attribute": c.attribute, "component": c.component,
-                         "label": c.label} for c in p.curves]} for p in self.panes]}
+                         "label": c.label} for c in p.curves]} for p in self.panes],
+            **({"xy": {"x": self.xy[0], "y": self.xy[1]}} if self.xy else {})}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -100,6 +104,11 @@ class Layout:
             spec = p.get("spec")
             spec = spec if isinstance(spec, str) else None
             out.panes.append(PaneSpec(str(p.get("title", "")), curves, spec))
+        xy = data.get("xy")
+        if xy is not None:
+            if not (isinstance(xy, dict) and isinstance(xy.get("x"), str) and isinstance(xy.get("y"), str)):
+                raise PvdError(f"{source}: \"xy\" must be an object with \"x\" and \"y\" specs (strings)")
+            out.xy = (xy["x"], xy["y"])
         return out
 
 

@@ -69,6 +69,7 @@ class Workspace:
     ``grown``               ``growth: Growth``                   a live recording received frames or
                                                                  objects, or its stream ended
     ``live_changed``        ``feed: LiveFeed | None``             a live feed started or was closed
+    ``xy_changed``          ``specs: tuple[str, str] | None``     the X–Y plot's specs changed
     ======================  ===================================  ===================================
 
     Parts: ``timeline``, ``selection``, ``plots`` (always present); ``session``, ``properties``,
@@ -88,6 +89,9 @@ class Workspace:
         self.topdown_changed = Signal("topdown_changed")
         self.grown = Signal("grown")
         self.live_changed = Signal("live_changed")
+        self.xy_changed = Signal("xy_changed")
+        #: What the X–Y panel plots: (x spec, y spec), kept with the plots in layouts.
+        self.xy_specs: tuple[str, str] | None = None
         self.live: LiveFeed | None = None
         self.timeline = Timeline(assumed_timebase(0))
         self.selection = Selection()
@@ -312,11 +316,19 @@ class Workspace:
             self.select(v.obj)
         self.apply_layout(start_layout(self.session, v))
 
+    def set_xy(self, x_spec: str, y_spec: str) -> None:
+        """Plot ``y_spec`` against ``x_spec`` in the X–Y panel (``Class.attribute[component]``)."""
+        self.xy_specs = (x_spec, y_spec)
+        self.xy_changed.emit(self.xy_specs)
+
     def layout(self) -> Layout:
-        """The plots shown, as a :class:`~viewer.model.layout.Layout` (objects by readable path)."""
+        """The plots shown and the X–Y specs, as a :class:`~viewer.model.layout.Layout` (objects
+        by readable path)."""
         if self.session is None:
-            return Layout()
-        return capture(self.plots.plots, self.session)
+            return Layout(xy=self.xy_specs)
+        out = capture(self.plots.plots, self.session)
+        out.xy = self.xy_specs
+        return out
 
     def apply_layout(self, layout: Layout) -> list[str]:
         """Replace the plots by ``layout``'s panes; returns what could not be restored (one line
@@ -326,6 +338,8 @@ class Workspace:
             return self._apply_layout(layout)
 
     def _apply_layout(self, layout: Layout) -> list[str]:
+        if layout.xy is not None:
+            self.set_xy(*layout.xy)
         self.plots.clear()
         if self.session is None:
             return ["no recording is open"] if layout.panes else []

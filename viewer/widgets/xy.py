@@ -88,7 +88,7 @@ class XYPanel(QWidget):
         workspace.comparison_changed.connect(lambda _c: self._redo())
         workspace.timeline.frame_changed.connect(self._on_frame)
         workspace.selection.changed.connect(lambda *_a: self._on_selection())
-        self._specs: tuple[str, str] | None = None
+        workspace.xy_changed.connect(lambda _specs: self._redo())
         self._vehicle: Vehicle | None = None
         self._on_session(workspace.session)
 
@@ -98,13 +98,14 @@ class XYPanel(QWidget):
 
     def _on_selection(self) -> None:
         """Another vehicle selected: its wheels' curves replace the last one's."""
-        if self._specs is not None and self.workspace.current_vehicle is not self._vehicle:
+        if self.workspace.xy_specs is not None and self.workspace.current_vehicle is not self._vehicle:
             self._redo()
 
     def _redo(self) -> None:
-        """Draw the specs plotted last again (the recording or its comparisons changed)."""
-        if self._specs is not None and self.workspace.session is not None:
-            self.plot(*self._specs)
+        """Draw the workspace's X–Y specs (set anew, or the recording or its comparisons changed)."""
+        specs = self.workspace.xy_specs
+        if specs is not None and self.workspace.session is not None:
+            self._draw(*specs)
         else:
             self.clear()
 
@@ -122,11 +123,15 @@ class XYPanel(QWidget):
             self.plot(x, y)
 
     def plot(self, x_spec: str, y_spec: str) -> list[XYCurve]:
-        """Plot ``y_spec`` against ``x_spec`` for the selected vehicle; A's curves (empty, with
-        the reason in the status line, when the specs cannot be plotted)."""
+        """Plot ``y_spec`` against ``x_spec`` for the selected vehicle (the workspace keeps the
+        specs: layouts save them); A's curves (empty, with the reason in the status line, when
+        the specs cannot be plotted)."""
+        self.workspace.set_xy(x_spec, y_spec)
+        return [c for j, curves, _r in self.curves if j == 0 for c in curves if c is not None]
+
+    def _draw(self, x_spec: str, y_spec: str) -> list[XYCurve]:
         ws = self.workspace
         self.clear()
-        self._specs = (x_spec, y_spec)
         self.x_edit.setText(x_spec)
         self.y_edit.setText(y_spec)
         if ws.session is None or ws.curves is None:
