@@ -628,6 +628,12 @@ def test_differences_within_a_tolerance_and_numbers_only(window, tmp_path):
     panel.tolerance.setText("rtol=0.02")
     assert [d.attribute for d in panel.find().rows] == ["label", "rotationSpeed"]
     assert [d.attribute for d in panel.rows] == ["rotationSpeed"]
+    panel.tolerance.setText("")
+    panel.frames.setText("13:")  # from frame 13: the force bump at 12 is outside (the label is held)
+    assert [d.attribute for d in panel.find().rows] == ["label", "rotationSpeed"]
+    panel.frames.setText("x:y")
+    assert panel.find() is None and "x:y" in panel.header.text()
+    panel.frames.setText("")
     panel.tolerance.setText("rtol=fast")
     assert panel.find() is None and "rtol must be a number" in panel.header.text()
 

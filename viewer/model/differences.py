@@ -91,11 +91,13 @@ def parse_tolerance(text: str) -> ToleranceConfig:
 
 
 def find_differences(a: RecordingSession, b: RecordingSession, sync: str = "frame",
-                     tolerance: ToleranceConfig | None = None) -> Differences:
+                     tolerance: ToleranceConfig | None = None, frames: str = "") -> Differences:
     """Compare the open recordings ``a`` (A, the one shown) and ``b``: frames paired by number
     (``sync="frame"``) or by simulated time (``"time"``), as the viewer pairs them; exactly,
-    or within ``tolerance`` (:func:`parse_tolerance`)."""
-    options = DiffOptions(tolerance or ToleranceConfig(), FrameWindow.parse(None),
+    or within ``tolerance`` (:func:`parse_tolerance`); over every frame, or the window
+    ``frames`` as ``pvdkit diff --frames`` takes it (``1:`` skips the setup before frame 1,
+    ``100:200``). :class:`PvdError` for a window that is none."""
+    options = DiffOptions(tolerance or ToleranceConfig(), FrameWindow.parse(frames or None),
                           "time" if sync == "time" else "index")
     ra, rb = a.recording, b.recording
     ra.preload()

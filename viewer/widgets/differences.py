@@ -3,10 +3,10 @@
 *Find differences* runs :func:`viewer.model.differences.find_differences` on A and the recording
 chosen in the box (B, C …), exactly or within the tolerance typed (as ``pvdkit diff`` takes it:
 ``rtol=0.02 atol=1e-6`` or a ``--config`` TOML — simcore's replay against PhysX wants
-``simcore/replay/physx_diff.toml``); *numbers only* hides lifetimes, lists, references and
-strings. A double-click on a row selects the attribute's object, plots the attribute (for a
-vehicle's or a wheel's object: on every wheel, as the plot box does) and goes to the frame where
-it first diverges.
+``simcore/replay/physx_diff.toml``) over the frames typed (``1:``, ``100:200``: ``--frames``);
+*numbers only* hides lifetimes, lists, references and strings. A double-click on a row selects
+the attribute's object, plots the attribute (for a vehicle's or a wheel's object: on every
+wheel, as the plot box does) and goes to the frame where it first diverges.
 """
 
 from __future__ import annotations
@@ -51,6 +51,12 @@ class DifferencesPanel(QWidget):
         self.tolerance.setToolTip("how far values may differ and still count as equal, as pvdkit diff's "
                                   "--rtol / --atol / --config take it")
         self.tolerance.returnPressed.connect(self.find)
+        self.frames = QLineEdit()
+        self.frames.setPlaceholderText("all frames")
+        self.frames.setMaximumWidth(90)
+        self.frames.setToolTip("the frames compared, as pvdkit diff --frames takes them: 1: (from frame 1, "
+                               "as pvdkit replay suggests), 100:200, :500")
+        self.frames.returnPressed.connect(self.find)
         self.numbers_only = QCheckBox("numbers only")
         self.numbers_only.setToolTip("list only attributes holding numbers over time (not lifetimes, "
                                      "lists, references or strings)")
@@ -78,6 +84,8 @@ class DifferencesPanel(QWidget):
         second = QHBoxLayout()
         second.addWidget(QLabel("tolerance"))
         second.addWidget(self.tolerance, 1)
+        second.addWidget(QLabel("frames"))
+        second.addWidget(self.frames)
         second.addWidget(self.numbers_only)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -124,7 +132,7 @@ class DifferencesPanel(QWidget):
             return None
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            diffs = find_differences(ws.session, comp.b, comp.sync, tolerance)
+            diffs = find_differences(ws.session, comp.b, comp.sync, tolerance, self.frames.text())
         except PvdError as exc:
             self.header.setText(str(exc))
             return None
