@@ -276,7 +276,6 @@ def resolve_targets(rec: Recording, vehicles: list[Vehicle], spec: str, context:
     The component defaults to the vector's length for vectors (see :func:`default_component`).
     Raises :class:`PlotError` naming the class or attribute that does not exist.
     """
-    parse_spec(spec)  # the viewer's spelling first: CLASS.ATTRIBUTE[component]
     try:
         resolved = resolve_spec(rec, spec)
     except PvdError as exc:

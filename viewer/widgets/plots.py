@@ -668,9 +668,7 @@ class PlotStack(QWidget):
         self.attribute = QLineEdit()
         self.attribute.setPlaceholderText("Class.attribute to plot, e.g. TireForce.lngForce[z]  (Enter)")
         self._names = QStringListModel(self)
-        self.completer = QCompleter(self._names, self)
-        self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.completer = attribute_completer(self._names, self)
         self.attribute.setCompleter(self.completer)
         self.vehicle = QComboBox()
         self.vehicle.setToolTip("Whose objects to plot: the selected object's vehicle (one curve per wheel), "
@@ -1014,6 +1012,15 @@ class PlotStack(QWidget):
             ws.plots.add_curve(plot, obj, spec["attribute"], spec["component"], spec["label"])
         except PlotError as exc:
             self.status(str(exc))
+
+
+def attribute_completer(names: QStringListModel, parent: QWidget) -> QCompleter:
+    """Completes ``Class.attribute`` specs from ``names``: any case, matching anywhere in the
+    name (``lngsl`` finds ``TireSlipState.lngSlip``)."""
+    completer = QCompleter(names, parent)
+    completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+    completer.setFilterMode(Qt.MatchFlag.MatchContains)
+    return completer
 
 
 def numeric_attribute_names(session: RecordingSession) -> list[str]:

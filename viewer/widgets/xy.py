@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QStringListModel, Qt
+from PySide6.QtCore import QStringListModel
 from PySide6.QtWidgets import (
     QCheckBox,
-    QCompleter,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -31,7 +30,7 @@ from viewer.model.vehicles import Vehicle
 from viewer.model.workspace import Workspace
 from viewer.model.xy import XYCurve, XYPair, xy_curve, xy_pairs
 from viewer.widgets import theme
-from viewer.widgets.plots import numeric_attribute_names, shade
+from viewer.widgets.plots import attribute_completer, numeric_attribute_names, shade
 
 #: Points drawn at most per curve (every n-th beyond it: a cloud, not a trace).
 MAX_POINTS = 20000
@@ -49,10 +48,7 @@ class XYPanel(QWidget):
         self.y_edit.setPlaceholderText("y, e.g. TireForce.lngForce[z]")
         self._names = QStringListModel()
         for edit in (self.x_edit, self.y_edit):
-            completer = QCompleter(self._names, self)
-            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-            completer.setFilterMode(Qt.MatchFlag.MatchContains)
-            edit.setCompleter(completer)
+            edit.setCompleter(attribute_completer(self._names, self))
             edit.returnPressed.connect(self.plot_specs)
         self.plot_button = QPushButton("Plot")
         self.plot_button.clicked.connect(self.plot_specs)
