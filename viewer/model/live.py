@@ -37,6 +37,7 @@ from pvdkit.live import LiveRecorder, LiveSummary, output_format, warm_up
 from pvdkit.outputs import check_output
 from pvdkit.recording import LiveRecording, Recording
 from pvdkit.types import PvdError
+from viewer.model.session import file_stamp
 
 #: How often a feed's thread looks for new data or a stop request (s).
 POLL_SECONDS = 0.05
@@ -413,11 +414,7 @@ class H5FileWatch:
 
     def stamp(self) -> tuple[int, int] | None:
         """The file's (size, mtime in ns) now; None if it cannot be read."""
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return st.st_size, st.st_mtime_ns
+        return file_stamp(self.path)
 
     def seen(self, recording: Recording, stamp: tuple[int, int] | None) -> None:
         """The file was (re)opened as ``recording``; ``stamp`` is :meth:`stamp` from before."""

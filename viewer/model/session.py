@@ -29,6 +29,16 @@ def _no_progress(fraction: float | None, text: str) -> None:
     return None
 
 
+def file_stamp(path: str) -> tuple[int, int] | None:
+    """A file's (size, modification time in ns), what tells a file written again from the one
+    read; None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
 class RecordingSession:
     """A recording plus what the viewer derives from it: time base, vehicles, object lookup.
 
@@ -64,12 +74,12 @@ class RecordingSession:
         report = progress or _no_progress
         name = require_input(path)
         t0 = time.perf_counter()
-        st = os.stat(name)  # before reading: a file still being written may change meanwhile
-        report(None, f"indexing {os.path.basename(name)} ({st.st_size / 1e6:.1f} MB)")
+        stamp = file_stamp(name)  # before reading: a file still being written may change meanwhile
+        report(None, f"indexing {os.path.basename(name)} ({(stamp[0] if stamp else 0) / 1e6:.1f} MB)")
         rec = Recording.open(name)
         session = cls(rec, name, up_axis=up_axis, progress=report)
         session.open_seconds = time.perf_counter() - t0
-        session.file_stamp = (st.st_size, st.st_mtime_ns)
+        session.file_stamp = stamp
         return session
 
     def refresh(self, structure_changed: bool = True) -> None:

@@ -24,7 +24,7 @@ from pvdkit import outputs
 from pvdkit.types import PvdError
 from viewer.model.layout import Layout
 from viewer.model.live import H5FileWatch, LiveFeed, OvdFileFeed, TcpFeed, being_written
-from viewer.model.session import RecordingSession
+from viewer.model.session import RecordingSession, file_stamp
 from viewer.model.workspace import RecentFiles, Workspace
 from viewer.widgets import theme
 from viewer.widgets.differences import DifferencesPanel
@@ -623,12 +623,8 @@ class MainWindow(QMainWindow):
         session = ws.session
         if session is None or session.file_stamp is None or ws.live is not None or self._h5_watch is not None:
             return False
-        try:
-            st = os.stat(session.path)
-        except OSError:
-            return False
-        stamp = (st.st_size, st.st_mtime_ns)
-        if stamp == session.file_stamp:
+        stamp = file_stamp(session.path)
+        if stamp is None or stamp == session.file_stamp:
             return False
         if stamp != self._disk_noted and not self._loaders:
             self._disk_noted = stamp
