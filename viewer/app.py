@@ -88,6 +88,7 @@ class ViewOptions:
     listen: str | None = None
     save: str | None = None
     follow: bool = False
+    xy: tuple[str, str] | None = None
 
     @property
     def compared(self) -> list[str]:
@@ -297,9 +298,10 @@ def _render(app, options: ViewOptions) -> str:
 
 
 def apply_options(win, options: ViewOptions) -> None:
-    """Open files synchronously and apply ``--object``, ``--layout``, ``--plot``, ``--frame`` and
-    ``--x-axis`` to a window. Without ``--layout`` and ``--plot`` the window shows its start view
-    (the selected object's vehicle — the first vehicle by default — with its wheel speeds)."""
+    """Open files synchronously and apply ``--object``, ``--layout``, ``--plot``, ``--xy``,
+    ``--frame`` and ``--x-axis`` to a window. Without ``--layout`` and ``--plot`` the window shows
+    its start view (the selected object's vehicle — the first vehicle by default — with its wheel
+    speeds)."""
     from viewer.model.series import PlotError
 
     win.open_file(options.files[0], wait=True)
@@ -326,6 +328,10 @@ def apply_options(win, options: ViewOptions) -> None:
             ws.plot(spec)
         except PlotError as exc:
             raise PvdError(f"--plot {spec}: {exc}") from None
+    if options.xy is not None:
+        if not win.xy.plot(*options.xy):
+            raise PvdError(f"--xy {' '.join(options.xy)}: {win.xy.status.text()}")
+        win.xy_dock.raise_()
     if options.frame is not None:
         n = ws.timeline.n_frames
         if not -n <= options.frame < n:
@@ -381,7 +387,7 @@ def run(options: ViewOptions) -> int:
 
 def _view_options_given(options: ViewOptions) -> bool:
     return bool(options.object or options.plots or options.frame is not None or options.layout
-                or options.x_axis != "time")
+                or options.xy or options.x_axis != "time")
 
 
 def _require_inputs(options: ViewOptions) -> None:

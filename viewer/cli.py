@@ -59,6 +59,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", action="append", default=[], metavar="CLASS.ATTRIBUTE",
                    help="plot an attribute for the selected vehicle, one curve per wheel (repeatable; "
                         "a component as TireForce.lngForce[z], RigidBodyState.pos[1], …[norm])")
+    p.add_argument("--xy", nargs=2, metavar=("X", "Y"),
+                   help="plot attribute Y against attribute X in the X–Y tab, per wheel of the selected "
+                        "vehicle (e.g. --xy TireSlipState.lngSlip 'TireForce.lngForce[z]')")
     p.add_argument("--layout", metavar="LAYOUT.json",
                    help="plots to show, from a layout file (File ▸ Save layout…) instead of the start view")
     p.add_argument("--x-axis", choices=("time", "frame"), default="time",
@@ -75,9 +78,9 @@ def run(args: argparse.Namespace) -> int:
     from viewer.app import ViewOptions
     from viewer.app import run as run_app
 
-    if args.screenshot is None and (args.object or args.plot or args.frame is not None or args.layout) \
-            and not args.files:
-        raise PvdError("--object, --plot, --layout and --frame need a recording")
+    if args.screenshot is None and (args.object or args.plot or args.frame is not None or args.layout
+                                    or args.xy) and not args.files:
+        raise PvdError("--object, --plot, --xy, --layout and --frame need a recording")
     if args.listen is not None:
         from pvdkit.listen import parse_address
 
@@ -105,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     opts = ViewOptions(files=list(args.files), compare=args.compare, sync=args.sync,
                        screenshot=args.screenshot, object=args.object, plots=list(args.plot),
                        frame=args.frame, size=args.size, up_axis=args.up_axis, layout=args.layout,
-                       x_axis=args.x_axis, listen=args.listen, save=args.save, follow=args.follow)
+                       x_axis=args.x_axis, listen=args.listen, save=args.save, follow=args.follow,
+                       xy=tuple(args.xy) if args.xy else None)
     return run_app(opts)
 
 

@@ -327,7 +327,7 @@ def test_layout_round_trip_file_and_user_settings(window, tmp_path, sedan):
     assert Layout.from_json('{"format": "pvdkit-viewer-layout", "version": 1, "panes": []}').xy is None
 
 
-def test_view_layout_option_renders_that_layout(tmp_path):
+def test_view_layout_option_renders_that_layout(qtbot, tmp_path):
     layout = Layout.from_json(json.dumps({"format": "pvdkit-viewer-layout", "version": 1, "panes": [
         {"title": "jounce", "spec": "SuspensionState.jounce", "curves": []},
         {"title": "engine", "curves": [{"object": "/World/Standard/EngineState", "attribute": "rotationSpeed",
@@ -653,3 +653,29 @@ def test_tolerances_are_typed_as_pvdkit_diff_takes_them(tmp_path):
                      (str(tmp_path / "none.toml"), "cannot read tolerance config")):
         with pytest.raises(PvdError, match=why):
             parse_tolerance(bad)
+
+
+def test_view_xy_option_plots_one_attribute_against_another(qtbot, tmp_path):
+    from viewer.app import ViewOptions, apply_options
+
+    shot = tmp_path / "xy.png"
+    run = subprocess.run([sys.executable, "-m", "viewer", str(DEV_DRIVE), "--object", "/World/Tank",
+                          "--xy", "TireSlipState.lngSlip", "TireForce.lngForce[z]", "--screenshot", str(shot),
+                          "--size", "900x600"], capture_output=True, text=True, cwd=ROOT,
+                         env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert shot.stat().st_size > 1000
+    win = MainWindow(settings=QSettings(str(tmp_path / "v.ini"), QSettings.Format.IniFormat))
+    try:
+        xy = ("TireSlipState.lngSlip", "TireForce.lngForce[z]")
+        apply_options(win, ViewOptions(files=[str(DEV_DRIVE)], object="/World/Tank", xy=xy))
+        assert win.workspace.xy_specs == xy and len(win.xy.points_shown()) == 4
+        ws = win.workspace
+        tank = ws.session.vehicle_named("/World/Tank")
+        slip = CurveKey(tank.wheels[0].part("TireSlipState").index, "lngSlip")
+        (_j, curves, _rings), = win.xy.curves
+        assert curves[0].at(400)[0] == pytest.approx(ws.curves.get(slip).value_at(400))  # the Tank's wheels
+        with pytest.raises(PvdError, match=r"--xy TireSlipState.lngSlip Nope.x: .*no class 'Nope'"):
+            apply_options(win, ViewOptions(files=[str(DEV_DRIVE)], xy=("TireSlipState.lngSlip", "Nope.x")))
+    finally:
+        win.close()
