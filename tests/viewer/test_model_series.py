@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pvdkit.names import split_element
 from tests.viewer.conftest import FIXTURE, WHEEL_NAMES, write_recording
 from viewer.model.compare import Comparison
 from viewer.model.downsample import step_points, visible_range, zoh_values
@@ -17,7 +18,6 @@ from viewer.model.series import (
     PlotError,
     PlotsModel,
     extract_curve,
-    parse_spec,
     resolve_targets,
 )
 from viewer.model.session import RecordingSession
@@ -103,15 +103,23 @@ def test_zoh_values_before_first_sample_are_nan():
 # ---------------------------------------------------------------------------------------------
 
 
-def test_parse_spec():
-    assert parse_spec("TireForce.lngForce") == ("TireForce", "lngForce", None)
-    assert parse_spec("TireForce.lngForce[z]") == ("TireForce", "lngForce", 2)
-    assert parse_spec("RigidBodyState.pos[1]") == ("RigidBodyState", "pos", 1)
-    assert parse_spec("TireForce.lngForce[|v|]") == ("TireForce", "lngForce", NORM)
-    assert parse_spec("Thing.pose.position.xyz[0]") == ("Thing", "pose.position.xyz", 0)
+def test_plot_specs_are_read_as_pvdkit_reads_them(fixture_session):
+    """The plot box takes ``Class.attribute[component]`` through :func:`pvdkit.names.resolve_spec`
+    (the one reader of that syntax): a vector's default component is its length."""
+    rec, vehicles = fixture_session.recording, fixture_session.vehicles
+
+    def read(spec):
+        t = resolve_targets(rec, vehicles, spec)
+        return t.spec.split("[")[0], t.attribute, t.component
+
+    assert read("TireForce.lngForce") == ("TireForce.lngForce", "lngForce", NORM)
+    assert read("TireForce.lngForce[z]") == ("TireForce.lngForce", "lngForce", 2)
+    assert read("RigidBodyState.pos[1]") == ("RigidBodyState.pos", "pos", 1)
+    assert read("TireForce.lngForce[|v|]") == ("TireForce.lngForce", "lngForce", NORM)
+    assert split_element("Thing.pose.position.xyz[0]") == ("Thing.pose.position.xyz", 0)
     for bad in ("TireForce", "TireForce.lngForce[q]", ".x"):
         with pytest.raises(PlotError):
-            parse_spec(bad)
+            resolve_targets(rec, vehicles, bad)
 
 
 def test_per_wheel_target_matches_readback(fixture_session, readback):

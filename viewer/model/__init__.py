@@ -19,7 +19,6 @@ from viewer.model.series import (
     PlotError,
     PlotsModel,
     extract_curve,
-    parse_spec,
     resolve_targets,
 )
 from viewer.model.session import RecordingSession, TreeNode, object_tree
@@ -33,6 +32,6 @@ __all__ = [
     "Comparison", "Curve", "CurveCache", "CurveData", "CurveKey", "NavigationHistory", "Plot", "PlotError",
     "PlotsModel", "PropertyModel", "PropertyRow", "RecentFiles", "RecordingSession", "Selection", "Signal",
     "TimeBase", "Timeline", "TopDownModel", "TreeNode", "Vehicle", "Wheel", "Workspace", "detect_timebase",
-    "extract_curve", "find_vehicles", "object_tree", "parse_jump", "parse_spec", "resolve_targets",
+    "extract_curve", "find_vehicles", "object_tree", "parse_jump", "resolve_targets",
     "step_points", "zoh_values",
 ]

@@ -13,7 +13,6 @@ import csv
 import io
 import itertools
 import math
-import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pvdkit.names import NORM, parse_element, resolve_spec
+from pvdkit.names import NORM, resolve_spec
 from pvdkit.recording import ListSeries, Object, Recording
 from pvdkit.types import DataType, PvdError
 from viewer.model.downsample import zoh_values
@@ -56,30 +55,6 @@ def curve_title(name: str, component: Component) -> str:
     if component == NORM:
         return f"|{name}|"
     return f"{name}[{component_label(component)}]"
-
-
-def parse_component(text: str) -> Component:
-    """``"x"`` → 0, ``"2"`` / ``"[2]"`` → 2, ``"norm"`` / ``"|v|"`` → "norm", ``""`` → None
-    (:func:`pvdkit.names.parse_element`, as :class:`PlotError`)."""
-    try:
-        return parse_element(text)
-    except PvdError as exc:
-        raise PlotError(str(exc)) from None
-
-
-_SPEC = re.compile(r"^(?P<cls>[^.\[\]]+)\.(?P<attr>[^\[\]]+?)(?:\[(?P<comp>[^\]]*)\])?$")
-
-
-def parse_spec(spec: str) -> tuple[str, str, Component]:
-    """``"TireForce.lngForce"`` → ("TireForce", "lngForce", None); ``"TireForce.lngForce[z]"``,
-    ``"RigidBodyState.pos[1]"``, ``"TireForce.lngForce[norm]"`` pick a component. The attribute
-    may be a dotted path of class attributes (``"Thing.pose.position.xyz[0]"``)."""
-    m = _SPEC.match(spec.strip())
-    if not m:
-        raise PlotError(f"plot {spec!r}: expected CLASS.ATTRIBUTE, optionally with [component] "
-                        "(e.g. TireForce.lngForce or RigidBodyState.pos[1])")
-    comp = parse_component(m.group("comp")) if m.group("comp") is not None else None
-    return m.group("cls"), m.group("attr"), comp
 
 
 @dataclass(frozen=True)
