@@ -156,7 +156,7 @@ def bench_recording(n: int, suffix: str, seconds: float, repeats: int, engine: s
             fleet = Fleet.from_preset("sedan", n)
             fleet.place_on_road()
             path = Path(tmp) / f"fleet{r}{suffix}"
-            writer = open_writer(path) if engine != "1thr" or suffix != ".h5" else \
+            writer = open_writer(path, "bench_batch") if engine != "1thr" or suffix != ".h5" else \
                 OmniPvdWriter(H5Stream(path, compact=False, background=False))
             recorder = PvdRecorder(writer)
             recorder.attach_fleet(fleet)

@@ -49,7 +49,8 @@ def _time_replay(recording: Path, mode: str, repeats: int, record: bool = False)
                 from simcore.cli.record import open_writer
                 from simcore.pvd.recorder import PvdRecorder
 
-                recorder = PvdRecorder(open_writer(Path(tmp) / "replay.h5"), timestamps="frame")
+                recorder = PvdRecorder(open_writer(Path(tmp) / "replay.h5", "bench_replay"),
+                                       timestamps="frame")
                 for rep in vehicles:
                     recorder.attach_fleet(rep.fleet)
                 around = recorder.frame

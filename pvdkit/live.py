@@ -252,7 +252,8 @@ class LiveRecorder:
 
     def _open_sink(self) -> None:
         if self.format == "h5":
-            self._sink = H5Stream(self.path, flush_interval=self.flush_interval, compact=self.compact)
+            self._sink = H5Stream(self.path, flush_interval=self.flush_interval, compact=self.compact,
+                                  source=self.source_name)
         else:
             self._sink = OvdFileStream(self.path)
         self._sink.write(self.parser.header)

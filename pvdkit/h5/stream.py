@@ -79,6 +79,9 @@ MIN_PREPARED_COMMANDS = 4096
 #: after the fact.
 RECORDING_GZIP_LEVEL = 1
 
+#: The file's ``source`` attribute when the writer of the stream does not name itself.
+STREAM_SOURCE = "an OmniPVD stream"
+
 
 class H5Stream:
     """A :class:`pvdkit.streams.WriteStream` that records into an HDF5 file (``.h5``).
@@ -98,6 +101,9 @@ class H5Stream:
     the next of them. A kill meanwhile leaves the file of the commit before (as a kill during
     any commit does). Memory holds up to two batches then: the one written and the next.
     False: every commit is written before the call that triggered it returns.
+
+    ``source``: what wrote the stream (``pvdkit record default_accelerate``, a PhysX peer's
+    address), stored as the file's ``source`` attribute.
     """
 
     def __init__(
@@ -110,8 +116,12 @@ class H5Stream:
         compression: str | None = "gzip",
         compression_opts: int | None = RECORDING_GZIP_LEVEL,
         background: bool = True,
+        source: str = STREAM_SOURCE,
     ) -> None:
         self.path = os.fspath(path)
+        # What wrote the stream, stored as the file's `source`: never the output's own name, so
+        # that two runs of a deterministic simulation give byte-identical files.
+        self.source = source
         self.background = background
         self._job: _CommitJob | None = None  # the commit being written on its own thread
         self._roomy = True  # room on the disk for two full batches: commits may overlap the caller
@@ -315,7 +325,7 @@ class H5Stream:
     def _start(self) -> None:
         version = decode_header(bytes(self._pending[:HEADER_SIZE]), self.path)
         self._writer = H5Writer(
-            self.path, version, source_name=os.path.basename(self.path), crash_safe=True,
+            self.path, version, source_name=self.source, crash_safe=True,
             direct_chunks=True, **self._comp
         )
         self._builder = IndexBuilder(version)
@@ -522,7 +532,7 @@ class H5Stream:
         table = tokenize(data, source_name=self.path)
         tmp = temp_file_beside(self.path)
         try:
-            write_h5(data, table, tmp, source_name=os.path.basename(self.path), **self._comp)
+            write_h5(data, table, tmp, source_name=self.source, **self._comp)
             os.replace(tmp, self.path)
         except OSError as exc:  # the uncompacted file stays: complete, just in several segments
             raise PvdError(f"{_os_reason(exc)} compacting {self.path}; the file is complete but "

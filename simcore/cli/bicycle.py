@@ -127,7 +127,7 @@ def _record(params: Any, args: argparse.Namespace) -> str:
 
     path = Path(args.record)
     try:
-        writer = open_writer(path)
+        writer = open_writer(path, "pvdkit bicycle")
     except (RecordError, OSError) as exc:
         raise PvdError(f"bicycle: {exc}") from None
     _, recorder = record_bicycle(writer, params, math.radians(args.steer), args.duration, args.dt)

@@ -171,8 +171,9 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
     return params, path.stem if path.stem != "Base" else folder.name
 
 
-def open_writer(path: Path) -> OmniPvdWriter:
-    """A writer on a new ``.ovd`` file or HDF5 recording (by suffix)."""
+def open_writer(path: Path, source: str) -> OmniPvdWriter:
+    """A writer on a new ``.ovd`` file or HDF5 recording (by suffix); ``source`` says what
+    writes it (an ``.h5``'s ``source`` attribute, e.g. ``pvdkit record default_accelerate``)."""
     suffix = path.suffix.lower()
     if suffix not in _SUFFIXES:
         raise RecordError(f"output {str(path)!r}: the file name must end in .ovd or .h5")
@@ -183,7 +184,7 @@ def open_writer(path: Path) -> OmniPvdWriter:
     # No compaction on close: a recording stays append-only (readable up to the last flush
     # after a crash) and closing costs nothing extra. Each 8 MiB batch adds one segment per
     # series; `pvdkit convert` produces the one-segment-per-series form when wanted.
-    return OmniPvdWriter(H5Stream(path, compact=False))
+    return OmniPvdWriter(H5Stream(path, compact=False, source=source))
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,7 +307,7 @@ def _run_and_record(subject: Any, one: Any, label: str, stem: str, sc: Any, *, d
         raise RecordError(str(exc)) from None
     path = _output_path(out, stem)
     total = max(1, int(round((sc.duration if duration is None else duration) / dt)))
-    writer = open_writer(path)
+    writer = open_writer(path, f"pvdkit record {stem}")
     start = time.perf_counter()
     first_done = start
 
@@ -406,7 +407,7 @@ def _record_motorcycle(vehicle: str, scenario: str | None, *, duration: float | 
         raise RecordError(f"scenario {name!r} is not a motorcycle scenario; the motorcycle has: "
                           f"{', '.join(MOTORCYCLE_SCENARIOS)}")
     path = _output_path(out, f"{preset}_{name}")
-    writer = open_writer(path)
+    writer = open_writer(path, f"pvdkit record {preset}_{name}")
     start = time.perf_counter()
     with _marks_early_stop(writer):
         trace, recorder = record_motorcycle(writer, preset, name, dt=dt, duration=duration,
@@ -644,7 +645,7 @@ def warm_h5_kernels() -> None:
     from pvdkit.synthetic import write_every_command
 
     with tempfile.TemporaryDirectory(prefix="pvdkit-warm-") as d:
-        write_every_command(open_writer(Path(d) / "warm.h5").stream)
+        write_every_command(open_writer(Path(d) / "warm.h5", "kernel warm-up").stream)
 
 
 #: One-line help of the subcommand (the entry point's, :data:`simcore.cli.RECORD_HELP`).

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                 from simcore.cli.record import open_writer
                 from simcore.pvd.recorder import PvdRecorder
 
-                writer = open_writer(Path(args.output))
+                writer = open_writer(Path(args.output), f"pvdkit replay {Path(args.recording).name}")
                 recorder = stack.enter_context(PvdRecorder(writer, timestamps="frame",
                                                            actor_order=run_data.scene.actor_order))
                 for rep in vehicles:

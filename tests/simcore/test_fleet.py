@@ -218,7 +218,7 @@ def test_fleet_record_writes_one_named_object_graph_per_vehicle(tmp_path):
 
     fleet = Fleet.from_preset("sedan", 3, names=["red", "green", "blue"])
     fleet.place_on_road()
-    with fleet.record(open_writer(tmp_path / "f.ovd")):
+    with fleet.record(open_writer(tmp_path / "f.ovd", "test")):
         for _ in range(4):
             fleet.commands.throttle = [0.0, 0.5, 1.0]
             fleet.step(1.0 / 60.0)

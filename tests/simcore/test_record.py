@@ -109,6 +109,21 @@ def test_recording_straight_into_h5_holds_the_ovd_bytes(ovd, tmp_path):
     assert back.read_bytes() == ovd.read_bytes()  # the simulation and the recording are deterministic
 
 
+def test_a_deterministic_run_recorded_twice_gives_byte_identical_h5_files(tmp_path):
+    """What a CI job compares with its baseline: the file names differ, the bytes do not (the
+    file says what wrote it, not its own name), so ``pvdkit diff`` reads it once."""
+    import h5py
+
+    from pvdkit.diff.engine import same_bytes
+
+    first, second = tmp_path / "run.h5", tmp_path / "golden.h5"
+    for out in (first, second):
+        record("sedan", "slalom", duration=STEPS * DT, out=out, physx=False)
+    assert first.read_bytes() == second.read_bytes() and same_bytes(first, second)
+    with h5py.File(first) as f:
+        assert f.attrs["source"] == "pvdkit record sedan_slalom"
+
+
 def test_cli_records_and_prints_a_summary(tmp_path, capsys):
     out = tmp_path / "brake.ovd"
     assert main(["record", "sedan", "--scenario", "brake", "--duration", str(2 * DT), "--substeps", "2",
