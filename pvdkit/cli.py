@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from pvdkit.lazy import LazyCommand
-from pvdkit.outputs import require_input
+from pvdkit.outputs import path_argument, require_input
 from pvdkit.terminal import ProgressBar, format_table
 from pvdkit.types import Command, DataType, PvdError
 
@@ -749,7 +749,8 @@ PROGRESS_MIN_BYTES = 16 << 20
 
 def _convert_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="an .ovd or .h5 recording")
-    p.add_argument("output", help="destination; the format follows its extension (.ovd, .h5, .hdf5)")
+    p.add_argument("output", type=path_argument,
+                   help="destination; the format follows its extension (.ovd, .h5, .hdf5)")
     p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,

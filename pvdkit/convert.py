@@ -27,7 +27,7 @@ import numpy as np
 from pvdkit import outputs
 from pvdkit.h5.rebuild import h5_to_ovd_bytes
 from pvdkit.h5.writer import write_h5
-from pvdkit.ovd.codec import check_ovd_header
+from pvdkit.ovd.codec import check_ovd_header, is_ovd_header
 from pvdkit.ovd.tokenizer import open_ovd, tokenize
 from pvdkit.types import PvdError, PvdWarning
 
@@ -49,8 +49,9 @@ def format_of(path: str | os.PathLike, *, existing: bool) -> str:
             raise PvdError(f"cannot open {p}: {exc.strerror or exc}") from None
         if head[:8] == _HDF5_SIGNATURE:
             return "h5"
-        if p.lower().endswith(_H5_EXTENSIONS):
-            raise PvdError(f"{p}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
+        if p.lower().endswith(_H5_EXTENSIONS) and not is_ovd_header(head):
+            raise PvdError(f"{p}: not an HDF5 file (the first 8 bytes are not the HDF5 signature) "
+                           "nor an .ovd stream")
         check_ovd_header(head, p)
         return "ovd"
     low = p.lower()
@@ -71,6 +72,8 @@ def convert(src: str | os.PathLike, dst: str | os.PathLike, progress: Progress |
     errors while writing (``disk full writing FILE``); ``dst`` is then left as it was.
     """
     src, dst = os.fspath(src), os.fspath(dst)
+    if os.path.isdir(dst):
+        raise PvdError(f"output {dst!r}: is a folder, expected a file name ending in .ovd, .h5 or .hdf5")
     out_fmt = format_of(dst, existing=False)
     in_fmt = format_of(src, existing=True)
     if outputs.same_file(src, dst):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pvdkit.live import Chunk, LiveRecorder, LiveSummary, output_format, warm_up
-from pvdkit.outputs import check_output
+from pvdkit.outputs import check_output, path_argument
 from pvdkit.signals import Terminated, exit_status, interruption_reason, terminate_as_exception
 from pvdkit.types import PvdError
 
@@ -188,7 +188,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("address", metavar="[HOST:]PORT",
                    help=f"where to accept PhysX's connection (host {DEFAULT_HOST} unless given; port 0: any "
                         "free port, printed)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT",
+    p.add_argument("-o", "--output", required=True, metavar="OUT", type=path_argument,
                    help="the recording: .h5 (crash-safe HDF5) or .ovd (the stream's bytes)")
     p.add_argument("--keep", action="store_true",
                    help="accept connection after connection, each into OUT_001.h5, OUT_002.h5 … (the next "

@@ -48,6 +48,7 @@ __all__ = [
     "free_bytes",
     "os_error_message",
     "output_folder",
+    "path_argument",
     "replacing",
     "require_free_space",
     "require_input",
@@ -66,6 +67,17 @@ _DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 # --------------------------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------------------------
+
+
+def path_argument(text: str) -> str:
+    """argparse ``type`` of every option that names a file or folder: an empty name (``-o ''``,
+    a shell variable left unset) is refused when the command line is read, one line naming the
+    option; without it, ``if args.out:`` would skip the output without a word."""
+    if not text.strip():
+        import argparse
+
+        raise argparse.ArgumentTypeError("expected a file or folder name, got an empty string")
+    return text
 
 
 def require_input(path: str | os.PathLike, expected: str = RECORDING, label: str = "") -> str:

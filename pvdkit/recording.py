@@ -63,6 +63,7 @@ from pvdkit.ovd.codec import (
     RegisterFlagsAttribute,
     RegisterUniqueListAttribute,
     check_ovd_header,
+    is_ovd_header,
 )
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
 
@@ -964,8 +965,9 @@ class Recording:
                 if h5_data.error is not None:  # damaged source, or a writer that did not finish
                     warnings.warn(h5_data.error, PvdWarning, stacklevel=2)
                 return cls(h5_data)
-            if name.lower().endswith((".h5", ".hdf5")):
-                raise PvdError(f"{name}: not an HDF5 file (the first 8 bytes are not the HDF5 signature)")
+            if name.lower().endswith((".h5", ".hdf5")) and not is_ovd_header(head):
+                raise PvdError(f"{name}: not an HDF5 file (the first 8 bytes are not the HDF5 signature) "
+                               "nor an .ovd stream")
             check_ovd_header(head, name)
             from pvdkit.ovd.tokenizer import read_file
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from pvdkit.lazy import LazyCommand, require_extra
+from pvdkit.outputs import path_argument
 from pvdkit.types import PvdError
 
 HELP = "open recordings in the desktop viewer, or render it to an image (--screenshot)"
@@ -42,7 +43,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--listen", metavar="[HOST:]PORT",
                    help="show PhysX's live OmniPVD stream as it arrives (PhysX connects to this address; "
                         "host 127.0.0.1 unless given)")
-    p.add_argument("--save", metavar="OUT.h5|OUT.ovd",
+    p.add_argument("--save", metavar="OUT.h5|OUT.ovd", type=path_argument,
                    help="with --listen: record the stream into this file (default: a temporary file, "
                         "offered for saving on close)")
     p.add_argument("--follow", action="store_true",
@@ -52,7 +53,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="recording to compare with (overlay and A − B; repeatable: B, C, D …)")
     p.add_argument("--sync", choices=("frame", "time"), default="frame",
                    help="match the comparison's frames by frame number or by simulated time (default frame)")
-    p.add_argument("--screenshot", metavar="OUT.png",
+    p.add_argument("--screenshot", metavar="OUT.png", type=path_argument,
                    help="render the main window offscreen into this image and exit")
     p.add_argument("--object", metavar="NAME",
                    help="select this vehicle (e.g. /World/Basic), object name or handle")
@@ -62,7 +63,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--xy", nargs=2, metavar=("X", "Y"),
                    help="plot attribute Y against attribute X in the X–Y tab, per wheel of the selected "
                         "vehicle (e.g. --xy TireSlipState.lngSlip 'TireForce.lngForce[z]')")
-    p.add_argument("--layout", metavar="LAYOUT.json",
+    p.add_argument("--layout", metavar="LAYOUT.json", type=path_argument,
                    help="plots to show, from a layout file (File ▸ Save layout…) instead of the start view")
     p.add_argument("--x-axis", choices=("time", "frame"), default="time",
                    help="label the plots' x axis in seconds (default) or frame numbers")

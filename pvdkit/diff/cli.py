@@ -54,15 +54,17 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rtol", type=float, default=None, metavar="Y", help="relative tolerance of floats (0)")
     p.add_argument("--nan-equal", action="store_true", default=None,
                    help="NaN equals NaN (default: a difference)")
-    p.add_argument("--config", metavar="TOML",
+    p.add_argument("--config", metavar="TOML", type=outputs.path_argument,
                    help="tolerance file: defaults, ignore globs, per-attribute rules")
     p.add_argument("--frames", metavar="START:STOP", help="compare only this window of frames (half-open)")
     p.add_argument("--align", choices=("index", "time"), default="index",
                    help="match B's frames to A's by index (default) or by start timestamp")
-    p.add_argument("--json", metavar="OUT",
+    p.add_argument("--json", metavar="OUT", type=outputs.path_argument,
                    help="write the JSON report to OUT ('-' = stdout, the text report then goes to stderr)")
-    p.add_argument("--junit", metavar="OUT", help="write a JUnit XML report to OUT")
-    p.add_argument("--plots", metavar="DIR", help="write PNG plots of the most diverging series into DIR")
+    p.add_argument("--junit", metavar="OUT", type=outputs.path_argument,
+                   help="write a JUnit XML report to OUT")
+    p.add_argument("--plots", metavar="DIR", type=outputs.path_argument,
+                   help="write PNG plots of the most diverging series into DIR")
     p.add_argument("--max-plots", type=int, default=8, metavar="N", help="number of plots (8)")
     p.add_argument("--max-report", type=int, default=20, metavar="N",
                    help="lines per section of the text report (20)")

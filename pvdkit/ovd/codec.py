@@ -87,7 +87,8 @@ def check_version(version: Version, source_name: str = "<memory>", *, header: bo
         read = f"{major}.{minor}.{_patch}"
         if header:
             raise PvdError(f"{source_name}: not an OmniPVD stream: its first 12 bytes are not a "
-                           f"version header (read {read}; .ovd files start with 0.2 … 0.4)")
+                           f"version header ({_bytes_shown(HEADER.pack(major, minor, _patch))}; .ovd files "
+                           "start with their version 0.2 … 0.4, .h5 recordings with HDF5's signature)")
         raise PvdError(f"{source_name}: not an OmniPVD stream version: {read} "
                        "(OmniPVD versions are 0.2 … 0.4)")
     if (major, minor) > OVD_VERSION[:2]:
@@ -103,6 +104,14 @@ def check_version(version: Version, source_name: str = "<memory>", *, header: bo
             "— or this is not an .ovd stream"
         )
     return (major, minor, _patch)
+
+
+def _bytes_shown(raw: bytes) -> str:
+    """A file's first bytes as a person recognises them: text when they are text (``'# Notes'``,
+    ``'{"vehicle"'``), else hex."""
+    if all(32 <= c < 127 or c in (9, 10, 13) for c in raw):
+        return f"they read {raw.decode('ascii')!r}"
+    return f"they are {raw.hex(' ')}"
 
 
 def decode_header(buffer, source_name: str = "<memory>", offset: int = 0) -> Version:
@@ -124,6 +133,18 @@ def check_ovd_header(head: bytes, name: str) -> None:
     if len(head) < HEADER_SIZE:
         return
     check_version(HEADER.unpack_from(head, 0), name, header=True)
+
+
+def is_ovd_header(head: bytes) -> bool:
+    """True when ``head`` starts with a version header pvdkit reads: an ``.ovd`` stream, whatever
+    its file is called (a recording renamed ``.h5`` is still read)."""
+    if len(head) < HEADER_SIZE:
+        return False
+    try:
+        check_version(HEADER.unpack_from(head, 0), header=True)
+    except PvdError:
+        return False
+    return True
 
 
 def has_base_class(version: Version) -> bool:

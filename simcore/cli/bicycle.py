@@ -49,8 +49,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         p.add_argument(f"--{opt}", type=float, default=default, metavar=metavar,
                        help=f"{text} (default {default:g})")
     p.add_argument("--json", action="store_true", help="print the parameters and the analysis as JSON")
-    p.add_argument("--plots", default=None, metavar="DIR", help="write PNG plots into DIR")
-    p.add_argument("--record", default=None, metavar="OUT",
+    p.add_argument("--plots", default=None, metavar="DIR", type=outputs.path_argument,
+                   help="write PNG plots into DIR")
+    p.add_argument("--record", default=None, metavar="OUT", type=outputs.path_argument,
                    help="record a steer-step response through PVD into OUT (.ovd or .h5)")
     p.add_argument("--steer", type=float, default=1.0, metavar="DEG",
                    help="steer step of the recording, degrees (default 1)")

@@ -12,7 +12,7 @@ import time
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
-from pvdkit.outputs import require_input
+from pvdkit.outputs import path_argument, require_input
 from pvdkit.terminal import ProgressBar
 from pvdkit.types import PvdError
 from simcore.replay.engine import MODES, build, replay, with_scene_overrides
@@ -30,7 +30,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "drive it with the recorded commands and report, per vehicle and quantity, where simcore and "
         "PhysX agree and where they part. Exit 0 within --tolerance, 1 over it, 2 on error.")
     p.add_argument("recording", metavar="REC", help="a PhysX recording (.ovd or .h5)")
-    p.add_argument("-o", "--output", default=None, metavar="OUT",
+    p.add_argument("-o", "--output", default=None, metavar="OUT", type=path_argument,
                    help="also record the replay (.h5 or .ovd, PhysX's layout: pvdkit diff REC OUT works)")
     p.add_argument("--mode", choices=MODES, default="open-loop",
                    help="open-loop: only the recorded commands drive simcore (default); one-step: simcore's "
@@ -46,8 +46,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="replace the recorded ground friction (PhysXMaterialFriction)")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="REL",
                    help=f"relative RMS error allowed per quantity (default {DEFAULT_TOLERANCE:g})")
-    p.add_argument("--report", default=None, metavar="REPORT.json", help="write the report as JSON")
-    p.add_argument("--html", default=None, metavar="REPORT.html", help="write the report as HTML")
+    p.add_argument("--report", default=None, metavar="REPORT.json", type=path_argument,
+                   help="write the report as JSON")
+    p.add_argument("--html", default=None, metavar="REPORT.html", type=path_argument,
+                   help="write the report as HTML")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

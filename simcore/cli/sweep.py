@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pvdkit.outputs import path_argument
 from pvdkit.types import PvdError
 from simcore.cli import SWEEP_HELP
 
@@ -30,6 +31,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--output",
         default=None,
         metavar="DIR",
+        type=path_argument,
         help="output folder (created; default: the sweep file's name without .toml)",
     )
     p.add_argument(

@@ -120,6 +120,59 @@ def test_a_missing_output_folder_is_an_error_everywhere(capsys, ovd, tmp_path, a
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing created
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["diff", "{ovd}", "{ovd}", "--json", ""], "--json"),
+    (["diff", "{ovd}", "{ovd}", "--junit", " "], "--junit"),
+    (["diff", "{ovd}", "{ovd}", "--plots", ""], "--plots"),
+    (["convert", "{ovd}", ""], "output"),
+    (["record", "-o", ""], "-o/--output"),
+    (["bicycle", "--record", ""], "--record"),
+    (["bicycle", "--plots", ""], "--plots"),
+    (["replay", "{ovd}", "--report", ""], "--report"),
+    (["listen", "0", "-o", ""], "-o/--output"),
+    (["view", "{ovd}", "--screenshot", ""], "--screenshot"),
+])
+def test_an_empty_output_name_is_refused_not_skipped(capsys, ovd, tmp_path, argv, option):
+    """``--json ''`` (a CI variable left unset) used to skip the report without a word, and
+    ``view --screenshot ''`` opened a window that never closed on a headless machine."""
+    before = sorted(p.name for p in tmp_path.iterdir())
+    status, out, err = run(capsys, *[a.format(ovd=ovd) for a in argv])
+    assert status == 2 and out == ""
+    one_error_line(err, f"argument {option}: expected a file or folder name, got an empty string")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_convert_into_a_folder_says_so(capsys, ovd, tmp_path):
+    status, out, err = run(capsys, "convert", str(ovd), str(tmp_path))
+    assert status == 2
+    one_error_line(err, f"output '{tmp_path}': is a folder, expected a file name")
+
+
+def test_a_recording_is_read_by_its_content_whatever_its_extension(capsys, ovd, tmp_path):
+    """An .ovd renamed .h5 reads as the .ovd it is (an .h5 renamed .ovd always did)."""
+    renamed = tmp_path / "renamed.h5"
+    shutil.copyfile(ovd, renamed)
+    status, out, _err = run(capsys, "info", str(renamed))
+    assert status == 0 and "ovd recording" in out
+    status, _out, err = run(capsys, "convert", str(renamed), str(tmp_path / "back.ovd"))
+    assert status == 0 and (tmp_path / "back.ovd").read_bytes() == ovd.read_bytes()
+    (tmp_path / "zeros.h5").write_bytes(bytes(64))
+    status, _out, err = run(capsys, "info", str(tmp_path / "zeros.h5"))
+    assert status == 2
+    one_error_line(err, "zeros.h5: not an HDF5 file", "nor an .ovd stream")
+
+
+def test_a_file_that_is_no_recording_is_shown_as_what_it_starts_with(capsys, tmp_path):
+    text, binary = tmp_path / "notes.ovd", tmp_path / "program.ovd"
+    text.write_text("# Notes\nnot a recording\n")
+    binary.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(64))
+    status, _out, err = run(capsys, "info", str(text))
+    assert status == 2
+    one_error_line(err, "not an OmniPVD stream", "they read '# Notes\\nnot '", "HDF5's signature")
+    status, _out, err = run(capsys, "info", str(binary))
+    one_error_line(err, "they are 7f 45 4c 46 02 01 01 00 00 00 00 00")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["dump", "{tmp}"], "{tmp}: is a directory, expected an .ovd or .h5 recording"),
     (["dump", "/dev/null"], "/dev/null: is not a regular file"),
