@@ -613,8 +613,8 @@ def _series_configure(p: argparse.ArgumentParser) -> None:
         "--object",
         metavar="OBJECT",
         help="only this object, or the objects of this vehicle or wheel: a path or name as series prints "
-        "them (/World/Basic, '/World/Basic/wheel 1', TireForce2), a `pvdkit diff` label, or a handle "
-        "(decimal or 0x…); a name several objects share is an error that lists their paths",
+        "them (/World/Basic, '/World/Basic/wheel 1/TireForce', default), a `pvdkit diff` label, a handle "
+        "or (decimal or 0x…); a name several objects share is an error that lists their paths",
     )
     p.add_argument("--csv", action="store_true", help="comma-separated values with a header row")
 

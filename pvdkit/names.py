@@ -451,11 +451,9 @@ class ObjectNames:
                 return self.members(v, wk, cls)
         return [obj] if obj.cls is not None and obj.cls.is_a(cls) else []
 
-    def resolve(self, text: str, cls: Class) -> list[Object]:
-        """The objects of class ``cls`` that ``text`` names: a path (:meth:`path`), a ``pvdkit
-        diff`` identity label, an object name, or a handle (decimal or 0x…); a vehicle or wheel
-        stands for its objects of that class. :class:`PvdError` when nothing matches, or when
-        ``text`` matches several objects that each give some (the error lists their paths)."""
+    def _named(self, text: str) -> tuple[list[Object], list[str]]:
+        """The objects ``text`` names, by the first rule that matches: a path, an identity
+        label, an object name, a handle (its first lifetime); and every object's path."""
         rec = self.recording
         labels = self._identity_labels()
         own = self._vehicle_paths()
@@ -473,24 +471,50 @@ class ObjectNames:
                     cands = [rec.find_object(handle)]  # a reused handle: its first lifetime
                 except PvdError:
                     cands = []
+        return cands, paths
+
+    def _no_object(self, text: str) -> PvdError:
+        return PvdError(f"{self.recording.source_name}: no object {text!r} (give a path or name as "
+                        "`pvdkit series` prints them, a vehicle name, a `pvdkit diff` label or a handle)")
+
+    def _ambiguous(self, text: str, objs: list[Object], paths: list[str]) -> PvdError:
+        listed = ", ".join(f"{paths[o.index]!r} (0x{o.handle:x})" for o in objs[:MAX_LISTED])
+        more = f" and {len(objs) - MAX_LISTED} more" if len(objs) > MAX_LISTED else ""
+        return PvdError(f"{self.recording.source_name}: {text!r} is ambiguous: {len(objs)} objects match: "
+                        f"{listed}{more}; give one of these paths")
+
+    def find(self, text: str) -> Object:
+        """The one object ``text`` names: a vehicle name (the vehicle object), a path, a ``pvdkit
+        diff`` identity label, an object name or a handle. :class:`PvdError` when nothing
+        matches, or when several objects do (listing their paths): never a silent first pick."""
+        cands, paths = self._named(text)  # a vehicle's path is its name
         if not cands:
-            raise PvdError(f"{rec.source_name}: no object {text!r} (give a path or name as `pvdkit series` "
-                           "prints them, a vehicle name, a `pvdkit diff` label or a handle)")
+            raise self._no_object(text)
+        if len(cands) > 1:
+            raise self._ambiguous(text, cands, paths)
+        return cands[0]
+
+    def resolve(self, text: str, cls: Class) -> list[Object]:
+        """The objects of class ``cls`` that ``text`` names: a path (:meth:`path`), a ``pvdkit
+        diff`` identity label, an object name, or a handle (decimal or 0x…); a vehicle or wheel
+        stands for its objects of that class. :class:`PvdError` when nothing matches, or when
+        ``text`` matches several objects that each give some (the error lists their paths)."""
+        rec = self.recording
+        cands, paths = self._named(text)
+        if not cands:
+            raise self._no_object(text)
         hits = [(o, self._scope(o, cls)) for o in cands]
         hits = [(o, objs) for o, objs in hits if objs]
         if not hits:
             o = cands[0]
             what = o.cls.name if o.cls is not None else "never-created object"
             if len(cands) == 1:
-                raise PvdError(f"{rec.source_name}: object {text!r} is a {what}, not a {cls.name}, and has "
-                               f"no {cls.name} under it")
+                raise PvdError(f"{rec.source_name}: object {text!r} is {_a(what)}, not {_a(cls.name)}, and "
+                               f"has no {cls.name} under it")
             raise PvdError(f"{rec.source_name}: none of the {len(cands)} objects named {text!r} is or "
-                           f"holds a {cls.name}")
+                           f"holds {_a(cls.name)}")
         if len(hits) > 1:
-            listed = ", ".join(f"{paths[o.index]!r} (0x{o.handle:x})" for o, _ in hits[:MAX_LISTED])
-            more = f" and {len(hits) - MAX_LISTED} more" if len(hits) > MAX_LISTED else ""
-            raise PvdError(f"{rec.source_name}: {text!r} is ambiguous: {len(hits)} objects match: "
-                           f"{listed}{more}; give one of these paths")
+            raise self._ambiguous(text, [o for o, _ in hits], paths)
         return hits[0][1]
 
     def members(self, vehicle: VehicleInfo, wheel: int | None = None,
@@ -729,3 +753,8 @@ def resolve_spec(rec: Recording, text: str) -> AttributeSpec:
             f"it has: {', '.join(known[:MAX_LISTED])}{' …' if len(known) > MAX_LISTED else ''}"
         raise PvdError(f"{rec.source_name}: class {cls.name} has no attribute {attr!r}; {hint}")
     return AttributeSpec(text, cls, attr, tuple(chain), element)
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article, as a class name is read: an EngineState, a Vehicle."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pvdkit.types import PvdError
 from tests.viewer.conftest import VEHICLE_NAMES, WHEEL_NAMES, write_recording
 from viewer.model.geometry import Axis, GroundPlane, axis_from_name, quat_multiply, quat_rotate
 from viewer.model.properties import PropertyModel, element_texts, format_number, pages
@@ -52,8 +53,13 @@ def test_vehicle_of_and_find(fixture_session):
     assert s.vehicle_of(scene) == (None, None)
     assert s.find("/World/Basic") is basic.obj
     assert s.find(hex(tire.handle)) is tire
-    with pytest.raises(Exception, match="vehicles: "):
+    with pytest.raises(PvdError, match="no object '/World/Nope'"):
         s.find("/World/Nope")
+    assert s.find("/World/Basic/wheel 2/TireForce") is tire
+    # A name four vehicles share is refused, listing where each is (never a silent first pick).
+    with pytest.raises(PvdError, match=r"'TireForce2' is ambiguous: 4 objects match: '/World/Basic/wheel 2/"
+                                       r"TireForce' .*'/World/Tank/wheel 2/TireForce'"):
+        s.find("TireForce2")
     assert "wheel 2 · rear-left of /World/Basic" in s.describe(tire)
 
 

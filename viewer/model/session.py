@@ -152,18 +152,11 @@ class RecordingSession:
     def vehicle_named(self, name: str) -> Vehicle | None:
         return self._by_name.get(name)
 
-    def find(self, name_or_handle: str, frame: int | None = None) -> Object:
-        """An object by vehicle name, object name or handle (decimal or 0x…); a vehicle name gives
-        the vehicle object. Raises :class:`PvdError` naming what exists when nothing matches."""
-        v = self.vehicle_named(name_or_handle)
-        if v is not None:
-            return v.obj
-        try:
-            return self.recording.find_object(name_or_handle, frame)
-        except PvdError:
-            names = ", ".join(v.name for v in self.vehicles[:8])
-            hint = f" (vehicles: {names})" if names else ""
-            raise PvdError(f"{self.name}: no vehicle or object named {name_or_handle!r}{hint}") from None
+    def find(self, text: str) -> Object:
+        """The one object ``text`` names, as ``pvdkit series --object`` reads it (a vehicle name,
+        a path, an object name, a ``pvdkit diff`` label or a handle); :class:`PvdError` when
+        none or several match (:meth:`pvdkit.names.ObjectNames.find`)."""
+        return self.names.find(text)
 
     def describe(self, obj: Object) -> str:
         """One-line description: class, name, handle and, for vehicle parts, whose part it is."""
