@@ -63,13 +63,19 @@ from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET
 from pvdkit.recording import Attribute, Class, Object, Recording, Series
 from pvdkit.types import DataType, PvdError
 
-__all__ = ["NORM", "PART_DEPTH", "AttributeSpec", "ObjectNames", "Vehicle", "VehicleInfo", "Wheel",
-           "close_names", "find_vehicles", "handle_attributes", "handle_refs", "names_of", "parse_element",
-           "referenced", "resolve_spec", "split_element", "vehicles"]
+__all__ = ["NORM", "PART_DEPTH", "POSE_ELEMENTS", "POSE_WIDTH", "AttributeSpec", "ObjectNames", "Vehicle",
+           "VehicleInfo", "Wheel", "close_names", "find_vehicles", "handle_attributes", "handle_refs",
+           "is_pose", "names_of", "parse_element", "referenced", "resolve_spec", "split_element", "vehicles"]
 
 #: Element selector of a vector's Euclidean length (``lngForce[norm]``).
 NORM = "norm"
 _AXES = ("x", "y", "z", "w")
+#: OmniPVD writes a ``PxTransform`` (``globalPose``, ``localPose`` …) as 7 floats, rotation then
+#: position: q.x q.y q.z q.w p.x p.y p.z. On such a pose ``[x]``/``[y]``/``[z]`` select the
+#: position, ``[qx]`` … ``[qw]`` the rotation; it has no length.
+POSE_WIDTH = 7
+POSE_ELEMENTS = ("qx", "qy", "qz", "qw", "x", "y", "z")
+_NORM_WORDS = ("norm", "|v|", "len", "length", "magnitude")
 #: Candidates listed in an ambiguity error.
 MAX_LISTED = 12
 #: Close names suggested for a misspelt class or attribute.
@@ -651,28 +657,57 @@ def names_of(rec: Recording) -> ObjectNames:
 # ============================================================================================
 
 
-def parse_element(text: str) -> int | str | None:
-    """An element selector as the viewer takes it: ``"x"``/``"y"``/``"z"``/``"w"`` → 0–3,
-    ``"2"`` → 2, ``"norm"`` (or ``"|v|"``) → :data:`NORM`, ``""`` → None; :class:`PvdError`
-    otherwise."""
+def is_pose(attribute: Attribute) -> bool:
+    """True for a 7-float value: a ``PxTransform`` as OmniPVD writes it (see :data:`POSE_WIDTH`)."""
+    return attribute.count == POSE_WIDTH and attribute.data_type in (DataType.FLOAT32, DataType.FLOAT64)
+
+
+def parse_element(text: str, width: int = 0, *, pose: bool = False, what: str = "") -> int | str | None:
+    """An element selector: ``"x"``/``"y"``/``"z"``/``"w"`` → 0–3, ``"2"`` → 2, ``"norm"`` (or
+    ``"|v|"``) → :data:`NORM`, ``""`` → None. On a ``pose`` (a PxTransform) ``x``/``y``/``z``
+    are its position (4–6) and ``qx`` … ``qw`` its rotation (0–3). ``width``: the elements of
+    the value when fixed (0: unknown or variable). :class:`PvdError` naming ``what`` and the
+    selector typed otherwise."""
     t = text.strip().strip("[]").strip().lower()
+    head = f"{what}[{text.strip().strip('[]')}]: " if what else f"element {text!r}: "
     if not t:
         return None
-    if t in ("norm", "|v|", "len", "length", "magnitude"):
+    if pose:
+        if t in _NORM_WORDS:
+            raise PvdError(f"{head}a pose (PxTransform: q.x q.y q.z q.w p.x p.y p.z) has no length; "
+                           "select [x], [y] or [z] (its position) or [qx] … [qw] (its rotation)")
+        if t in POSE_ELEMENTS:
+            return POSE_ELEMENTS.index(t)
+        if t == "w":
+            raise PvdError(f"{head}a pose's rotation is [qx] … [qw]; [x], [y], [z] are its position")
+    elif t in _NORM_WORDS:
         return NORM
-    if t in _AXES:
-        return _AXES.index(t)
+    elif t in _AXES:
+        i = _AXES.index(t)
+        if 0 < width <= i:
+            names = ", ".join(_AXES[:width]) if width <= len(_AXES) else f"0 … {width - 1}"
+            raise PvdError(f"{head}it has {width} element{'s' if width > 1 else ''} ({names})")
+        return i
     if t.isdigit():
-        return int(t)
-    raise PvdError(f"element {text!r}: expected x, y, z, w, an element index or norm")
+        i = int(t)
+        if 0 < width <= i:
+            raise PvdError(f"{head}it has {width} element{'s' if width > 1 else ''}; element {i} is "
+                           "out of range")
+        return i
+    expected = "x, y, z (position), qx … qw (rotation) or an element index" if pose else \
+        "x, y, z, w, an element index or norm"
+    raise PvdError(f"{head}expected {expected}")
 
 
 def element_title(attr: str, element: int | str, width: int) -> str:
     """The column title of a selected element, one spelling for the CLI and the tables:
-    ``lngForce[z]`` (x/y/z/w for vectors of up to 4 elements), ``rest[5]``, ``|lngForce|``."""
+    ``lngForce[z]`` (x/y/z/w for vectors of up to 4 elements), ``globalPose[qw]`` and
+    ``globalPose[z]`` (a pose's rotation and position), ``rest[5]``, ``|lngForce|``."""
     if element == NORM:
         return f"|{attr}|"
     i = int(element)
+    if width == POSE_WIDTH:
+        return f"{attr}[{POSE_ELEMENTS[i]}]"
     return f"{attr}[{'xyzw'[i]}]" if width <= 4 and i < 4 else f"{attr}[{i}]"
 
 
@@ -683,12 +718,13 @@ def check_element(what: str, element: int, width: int) -> None:
                        f"element {element} is out of range")
 
 
-def split_element(spec: str) -> tuple[str, int | str | None]:
-    """``"TireForce.lngForce[z]"`` → ``("TireForce.lngForce", 2)``; no brackets → element None."""
+def split_element(spec: str) -> tuple[str, str | None]:
+    """``"TireForce.lngForce[z]"`` → ``("TireForce.lngForce", "z")``: the selector as typed (read
+    by :func:`parse_element` once the attribute is known); no brackets → None."""
     s = spec.strip()
     if s.endswith("]") and "[" in s:
         head, _, sel = s[:-1].rpartition("[")
-        return head, parse_element(sel)
+        return head, sel
     return s, None
 
 
@@ -730,7 +766,7 @@ def resolve_spec(rec: Recording, text: str) -> AttributeSpec:
     prefix that names one, the rest its attribute path. :class:`PvdError` naming the recording,
     with close names when the class or attribute is misspelt, or the classes holding the
     attribute when the class is left out."""
-    base, element = split_element(text)
+    base, selector = split_element(text)
     parts = base.split(".")
     for i in range(len(parts) - 1, 0, -1):
         cls = rec.classes.get(".".join(parts[:i]))
@@ -752,6 +788,9 @@ def resolve_spec(rec: Recording, text: str) -> AttributeSpec:
         hint = f"did you mean {', '.join(close)}?" if close else \
             f"it has: {', '.join(known[:MAX_LISTED])}{' …' if len(known) > MAX_LISTED else ''}"
         raise PvdError(f"{rec.source_name}: class {cls.name} has no attribute {attr!r}; {hint}")
+    leaf = chain[-1]
+    element = None if selector is None else parse_element(
+        selector, leaf.count, pose=is_pose(leaf), what=f"{rec.source_name}: {cls.name}.{attr}")
     return AttributeSpec(text, cls, attr, tuple(chain), element)
 
 

@@ -145,8 +145,8 @@ def test_series_object_filters_by_vehicle_and_wheel(capsys):
 def test_element_selectors_as_the_viewer_takes_them(capsys):
     assert [parse_element(t) for t in ("x", "Y", "[z]", "w", "2", "norm", "|v|", "")] == [0, 1, 2, 3, 2, NORM,
                                                                                          NORM, None]
-    assert split_element("TireForce.lngForce[z]") == ("TireForce.lngForce", 2)
-    assert split_element("Thing.pose.position.xyz[0]") == ("Thing.pose.position.xyz", 0)
+    assert split_element("TireForce.lngForce[z]") == ("TireForce.lngForce", "z")
+    assert split_element("Thing.pose.position.xyz[0]") == ("Thing.pose.position.xyz", "0")
     assert split_element("TireForce.lngForce") == ("TireForce.lngForce", None)
     with pytest.raises(PvdError, match="expected x, y, z, w"):
         parse_element("q")
@@ -163,6 +163,35 @@ def test_element_selectors_as_the_viewer_takes_them(capsys):
     norms = [sum(x * x for x in v) ** 0.5 for v in full]
     assert [float(r[6]) for r in rows["[norm]"][1:]] == pytest.approx(norms)
     assert any(v[2] != 0 for v in full)
+
+
+def test_a_pose_is_selected_by_position_and_rotation(capsys):
+    """OmniPVD writes a PxTransform as q.xyzw then p.xyz: on a pose [y] is the position's y (the
+    chassis height in PhysX's Y-up scene), [qw] the rotation's w, and a length means nothing."""
+    assert [parse_element(t, 7, pose=True) for t in ("qx", "qy", "qz", "qw", "x", "y", "z", "6")] == \
+        [0, 1, 2, 3, 4, 5, 6, 6]
+    for bad, message in (("norm", "has no length"), ("w", r"rotation is \[qx\] … \[qw\]")):
+        with pytest.raises(PvdError, match=message):
+            parse_element(bad, 7, pose=True)
+    fixture = str(DATA / "vehicles_short.ovd")
+    rec = Recording.open(fixture)
+    actor = names_of(rec).find("/World/Basic/PxRigidDynamic")
+    poses = rec.series(actor, "globalPose").values
+    columns = {}
+    for sel in ("y", "qw"):
+        assert cli.main(["series", fixture, f"PxRigidActor.globalPose[{sel}]", "--object", "/World/Basic",
+                         "--csv"]) == 0
+        rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+        columns[sel] = (rows[0][-1], [float(r[-1]) for r in rows[1:]])
+    assert columns["y"][0] == "globalPose[y]" and columns["y"][1] == pytest.approx(poses[:, 5].tolist())
+    assert columns["qw"][0] == "globalPose[qw]" and columns["qw"][1] == pytest.approx(poses[:, 3].tolist())
+    assert min(columns["y"][1]) > 0.9  # the chassis above the ground: a height, not a quaternion's y
+    for spec, message in (("PxRigidActor.globalPose[norm]", "has no length"),
+                          ("TireForce.lngForce[w]", r"lngForce\[w\]: it has 3 elements \(x, y, z\)"),
+                          ("TireForce.lngForce[qx]", "expected x, y, z, w")):
+        assert cli.main(["series", fixture, spec]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and re.search(message, err), err
 
 
 def test_handle_refs_answer_as_referenced(physx):

@@ -116,10 +116,26 @@ def test_plot_specs_are_read_as_pvdkit_reads_them(fixture_session):
     assert read("TireForce.lngForce[z]") == ("TireForce.lngForce", "lngForce", 2)
     assert read("RigidBodyState.pos[1]") == ("RigidBodyState.pos", "pos", 1)
     assert read("TireForce.lngForce[|v|]") == ("TireForce.lngForce", "lngForce", NORM)
-    assert split_element("Thing.pose.position.xyz[0]") == ("Thing.pose.position.xyz", 0)
+    assert split_element("Thing.pose.position.xyz[0]") == ("Thing.pose.position.xyz", "0")
     for bad in ("TireForce", "TireForce.lngForce[q]", ".x"):
         with pytest.raises(PlotError):
             resolve_targets(rec, vehicles, bad)
+
+
+def test_a_pose_plots_by_position_or_rotation_element(fixture_session):
+    """``globalPose[y]`` is the actor's height (Y up), titled so; a whole pose has no length to
+    default to, so the plot box asks for an element."""
+    rec, vehicles = fixture_session.recording, fixture_session.vehicles
+    basic = fixture_session.vehicle_named("/World/Basic")
+    t = resolve_targets(rec, vehicles, "PxRigidActor.globalPose[y]", basic.obj)
+    assert t.component == 5 and t.spec == "PxRigidActor.globalPose[y]"
+    assert t.title.startswith("PxRigidActor.globalPose[y]")
+    heights = extract_curve(rec, t.objects[0][1], "globalPose", t.component).values
+    assert heights.min() > 0.9
+    for bad, message in (("PxRigidActor.globalPose", r"a pose .*plot one element"),
+                         ("PxRigidActor.globalPose[norm]", "has no length")):
+        with pytest.raises(PlotError, match=message):
+            resolve_targets(rec, vehicles, bad, basic.obj)
 
 
 def test_per_wheel_target_matches_readback(fixture_session, readback):

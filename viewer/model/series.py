@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pvdkit.names import NORM, resolve_spec
+from pvdkit.names import NORM, POSE_ELEMENTS, POSE_WIDTH, is_pose, resolve_spec
 from pvdkit.recording import ListSeries, Object, Recording
 from pvdkit.types import DataType, PvdError
 from viewer.model.downsample import zoh_values
@@ -38,23 +38,33 @@ class PlotError(PvdError):
     """An attribute that cannot be plotted (not numeric, unknown, no such component)."""
 
 
+def element_name(i: int, width: int = 3) -> str:
+    """An element as a selector names it: ``x``/``y``/``z``/``w`` in short vectors, a pose's
+    ``qx`` … ``qw`` and ``x``/``y``/``z`` (:data:`pvdkit.names.POSE_WIDTH`), else its index."""
+    if width == POSE_WIDTH:
+        return POSE_ELEMENTS[i]
+    return _AXIS_NAMES[i] if width <= 4 and i < 4 else str(i)
+
+
 def component_label(component: Component, width: int = 3) -> str:
-    """``x``/``y``/``z``/``w`` for elements of short vectors, ``[i]`` otherwise, ``|v|`` for norm."""
+    """A property row's element: ``x``/``y``/``z``/``w`` in short vectors, a pose's ``qx`` …
+    ``z``, ``[i]`` otherwise, ``|v|`` for norm."""
     if component is None:
         return ""
     if component == NORM:
         return "|v|"
-    i = int(component)
-    return _AXIS_NAMES[i] if width <= 4 and i < 4 else f"[{i}]"
+    name = element_name(int(component), width)
+    return f"[{name}]" if name.isdigit() else name
 
 
-def curve_title(name: str, component: Component) -> str:
-    """``TireForce.lngForce[z]``, ``|TireForce.lngForce|`` (length) or the bare name."""
+def curve_title(name: str, component: Component, width: int = 3) -> str:
+    """``TireForce.lngForce[z]``, ``|TireForce.lngForce|`` (length), ``globalPose[z]`` or the
+    bare name."""
     if component is None:
         return name
     if component == NORM:
         return f"|{name}|"
-    return f"{name}[{component_label(component)}]"
+    return f"{name}[{element_name(int(component), width)}]"
 
 
 @dataclass(frozen=True)
@@ -279,12 +289,18 @@ def resolve_targets(rec: Recording, vehicles: list[Vehicle], spec: str, context:
             where = ""
     if not objs:
         raise PlotError(f"no object of class {cls_name} to plot")
+    width = attribute_width(rec, objs[0][1], attr)  # raises for non-numeric attributes
+    pose = is_pose(resolved.leaf)
     if comp is None:
-        comp = default_component(attribute_width(rec, objs[0][1], attr))
-    else:
-        attribute_width(rec, objs[0][1], attr)  # raises for non-numeric attributes
-    spec_text = f"{cls_name}.{attr}" + ("" if comp is None else f"[{comp}]")
-    return PlotTarget(f"{curve_title(cls_name + '.' + attr, comp)}{where}", attr, comp, objs, spec_text)
+        if pose:
+            raise PlotError(f"{cls_name}.{attr} is a pose (PxTransform: q.x q.y q.z q.w p.x p.y p.z); plot "
+                            "one element: [x], [y] or [z] (its position) or [qx] … [qw] (its rotation)")
+        comp = default_component(width)
+    title_width = POSE_WIDTH if pose else width
+    spec_text = f"{cls_name}.{attr}" + ("" if comp is None else f"[{element_name(comp, title_width)}]"
+                                         if comp != NORM else f"[{NORM}]")
+    return PlotTarget(f"{curve_title(cls_name + '.' + attr, comp, title_width)}{where}", attr, comp, objs,
+                      spec_text)
 
 
 class PlotsModel:

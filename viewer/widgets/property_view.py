@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pvdkit.names import POSE_WIDTH
 from pvdkit.recording import Object
 from viewer.model.properties import PropertyRow, element_texts, pages
 from viewer.model.series import NORM, PlotError, component_label, curve_title
@@ -369,12 +370,12 @@ class PropertyView(QWidget):
         if comp is None:
             if row.kind == "number":
                 comp = None
-            elif row.plottable and row.kind in ("vector", "array"):
-                comp = NORM if row.n_elements > 1 else None
+            elif row.plottable and row.kind in ("vector", "array") and row.n_elements != POSE_WIDTH:
+                comp = NORM if row.n_elements > 1 else None  # a pose has no length: drag an element
             else:
                 return None
         obj = self._obj
-        label = curve_title(f"{obj.name or hex(obj.handle)}.{row.name}", comp)
+        label = curve_title(f"{obj.name or hex(obj.handle)}.{row.name}", comp, row.n_elements or 3)
         return {"object": obj.index, "attribute": row.name, "component": comp, "label": label}
 
     def _on_double_click(self, item: QTreeWidgetItem, column: int) -> None:
