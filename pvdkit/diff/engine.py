@@ -400,8 +400,23 @@ class Comparison:
         self._frames(res)
         self._objects(res)
         self._messages(res)
+        self._first_seconds(res)
         res.seconds = time.perf_counter() - t0
         return res
+
+    def _first_seconds(self, res: DiffResult) -> None:
+        """Simulated seconds of each first divergence: A's time base, else B's where frames are
+        matched by index (a frame only B has); None where neither recording says."""
+        diverging = [sd for sd in res.series if sd.first_frame is not None and sd.first_frame >= 0]
+        if not diverging:
+            return
+        sides = (self.a, self.b) if self.fmap_b is None else (self.a,)
+        bases = [(len(rec.frames), rec.time_base) for rec in sides if rec.time_base.known]
+        for sd in diverging:
+            for n, tb in bases:
+                if sd.first_frame < n:
+                    sd.first_seconds = float(tb.seconds_of(sd.first_frame))
+                    break
 
     def _frames(self, res: DiffResult) -> None:
         na, nb = len(self.a.frames), len(self.b.frames)
@@ -411,8 +426,10 @@ class Comparison:
         in_b = max(0, min(nb, hi if hi is not None else nb) - lo)
         if self.fmap_b is None:
             if in_a != in_b:
-                res.notes.append(Note("frame_count", f"A has {in_a} frames in window {w}, B has {in_b} "
-                                                     f"(A {na} frames in all, B {nb})"))
+                whole = w.start in (None, 0) and w.stop is None
+                res.notes.append(Note("frame_count", f"A has {na} frames, B has {nb}" if whole else
+                                      f"A has {in_a} frames in window {w}, B has {in_b} "
+                                      f"(A {na} frames in all, B {nb})"))
         else:
             sa, sb = self.a.frames.start, self.b.frames.start
             def in_window(f: np.ndarray) -> np.ndarray:

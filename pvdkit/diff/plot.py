@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pvdkit import plots
+from pvdkit.diff.report import at_time
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -129,7 +130,7 @@ def _figures(cmp: Comparison, res: DiffResult, series: list[SeriesDiff]) -> Iter
         if al is None or not len(al.frames):
             continue
         comp = f"[{al.component}]" if s.component or _width(cmp, s) > 1 else ""
-        ft = "" if s.first_time is None else f" (time {s.first_time})"
+        ft = at_time(s)
         err = f"max|a-b| {s.max_abs:.4g}" if s.max_abs is not None else s.status
         sub = (f"A {os.path.basename(res.a)}  B {os.path.basename(res.b)}  first divergence: frame "
                f"{s.first_frame}{ft}  {err}  {s.tolerance.describe()}")

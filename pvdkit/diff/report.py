@@ -37,6 +37,16 @@ def _frame(f: int | None) -> str:
     return "-" if f is None else ("setup" if f < 0 else str(f))
 
 
+def seconds_text(x: float | None) -> str:
+    """Simulated seconds as the reports print them (0.1 ms; ``-`` when unknown)."""
+    return "-" if x is None else f"{x:.4f}"
+
+
+def at_time(s: SeriesDiff) -> str:
+    """`` (t = 3.0167 s)`` after a first divergence's frame, or nothing when its time is unknown."""
+    return "" if s.first_seconds is None else f" (t = {seconds_text(s.first_seconds)} s)"
+
+
 def headline(res: DiffResult) -> str:
     """One line: EQUAL or DIFFERENT with the counts that matter."""
     s = res.summary()
@@ -147,11 +157,11 @@ def _wrap(text: str, width: int, first: str, rest: str, max_lines: int | None = 
 def _table(rows: list[SeriesDiff], width: int) -> list[str]:
     """Rows grouped under their object's path (groups in order of their first row), then the
     attribute and numbers; A and B beside them when every value fits, else below each row."""
-    head = ["frame", "time", "attribute", "status", "differ/frames", "max|a-b|", "max rel", "A", "B"]
+    head = ["frame", "time [s]", "attribute", "status", "differ/frames", "max|a-b|", "max rel", "A", "B"]
     groups: dict[str, list[SeriesDiff]] = {}
     for s in rows:
         groups.setdefault(s.object, []).append(s)
-    body = {id(s): [_frame(s.first_frame), "-" if s.first_time is None else str(s.first_time), s.attribute,
+    body = {id(s): [_frame(s.first_frame), seconds_text(s.first_seconds), s.attribute,
                     s.status, f"{s.differing}/{s.compared}", _g(s.max_abs), _g(s.max_rel),
                     " ".join((s.a_value or "-").split()), " ".join((s.b_value or "-").split())]
             for s in rows}
@@ -193,7 +203,7 @@ def _records(groups: dict[str, list[SeriesDiff]], width: int) -> list[str]:
     for label, members in groups.items():
         out.extend(_wrap(label, width, "  ", "      "))
         for s in members:
-            when = _frame(s.first_frame) + ("" if s.first_time is None else f" (time {s.first_time})")
+            when = _frame(s.first_frame) + at_time(s)
             out.extend(_wrap(f"{s.attribute}: {s.status} from frame {when}, {s.differing}/{s.compared} "
                              f"frames, max|a-b| {_g(s.max_abs)}, max rel {_g(s.max_rel)}",
                              width, "    ", "      "))
@@ -246,7 +256,7 @@ def _xml_safe(text: str) -> str:
 
 def _series_line(s: SeriesDiff) -> str:
     return (f"{s.object}.{s.attribute}: {s.status}, first divergence at frame {_frame(s.first_frame)}"
-            f"{'' if s.first_time is None else f' (time {s.first_time})'}: A {s.a_value} B {s.b_value}; "
+            f"{at_time(s)}: A {s.a_value} B {s.b_value}; "
             f"{s.differing} of {s.compared} frames differ; max|a-b| {_g(s.max_abs)}, max rel {_g(s.max_rel)} "
             f"({s.tolerance.describe()})")
 
@@ -315,7 +325,7 @@ def _group_failure(group: list[SeriesDiff]) -> tuple[str | None, str | None]:
     first = bad[0]
     msg = (f"{len(bad)} of {len(group)} object(s) differ; first divergence at frame "
            f"{_frame(first.first_frame)}"
-           f"{'' if first.first_time is None else f' (time {first.first_time})'} in {first.object}: "
+           f"{at_time(first)} in {first.object}: "
            f"A {first.a_value} B {first.b_value}")
     return msg, "\n".join(_series_line(s) for s in bad)
 

@@ -137,7 +137,9 @@ class SeriesDiff:
     ``kind``: float, int, enum, flags, string, reference, list, bytes, lifetime, frame or
     message. ``compared``: frames where at least one side has a value; ``differing``: frames
     where they differ (one side unset counts). ``first_frame``/``first_time``: the first
-    differing comparison frame and its start timestamp; ``a_value``/``b_value``: the values
+    differing comparison frame, its start timestamp (the producer's number: nanoseconds, PhysX's
+    frame counter) and ``first_seconds`` its simulated seconds (None when neither recording
+    says, :class:`pvdkit.recording.TimeBase`); ``a_value``/``b_value``: the values
     there (text). ``max_abs``/``max_rel``: largest |a − b| and |a − b| / |b| over every frame
     where both sides hold finite numbers (numeric kinds only; within tolerance too).
     ``component``: element index of ``max_abs`` (for plots).
@@ -160,6 +162,8 @@ class SeriesDiff:
     component: int = 0
     index_a: int = field(default=-1, repr=False)
     index_b: int = field(default=-1, repr=False)
+    # Last: the bulk comparison builds these positionally, up to index_b.
+    first_seconds: float | None = None
 
     @property
     def is_different(self) -> bool:
@@ -179,6 +183,7 @@ class SeriesDiff:
             "object": self.object, "class": self.cls, "attribute": self.attribute, "kind": self.kind,
             "status": self.status, "frames_compared": self.compared, "frames_differing": self.differing,
             "first_divergence_frame": self.first_frame, "first_divergence_time": self.first_time,
+            "first_divergence_seconds": self.first_seconds,
             "a": self.a_value, "b": self.b_value, "max_abs_error": _finite(self.max_abs),
             "max_rel_error": _finite(self.max_rel), "component": self.component,
             "tolerance": {"atol": self.tolerance.atol, "rtol": self.tolerance.rtol,

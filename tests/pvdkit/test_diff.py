@@ -20,6 +20,7 @@ from pvdkit.diff.cli import main as diff_main
 from pvdkit.diff.plot import plot_series
 from pvdkit.diff.report import to_json, to_junit
 from pvdkit.plots import png_bytes
+from pvdkit.recording import Recording
 from pvdkit.types import PvdError
 from tests.pvdkit.diff_helpers import TIRE, WHEEL, Spec, lng_force, t_of, write
 
@@ -416,12 +417,34 @@ def test_text_report_table(ref, tmp_path, capsys):
     assert head.startswith("DIFFERENT: 4 of 33 attributes differ")
     assert "first divergence at frame 7" in head
     table = lines[lines.index("differing attributes (4), by first divergence, grouped by object:") + 1:]
-    assert table[0].split()[:3] == ["frame", "time", "attribute"]
-    # Rows sit under their object's full path; the first row is the earliest divergence.
+    assert table[0].split()[:4] == ["frame", "time", "[s]", "attribute"]
+    # Rows sit under their object's full path; the first row is the earliest divergence. These
+    # recordings do not say how their frames map to seconds: the time is "-".
     assert table[1].strip() == TIRE.format(k=3)
-    assert table[2].split()[:4] == ["7", str(t_of(7)), "latForce", "different"]
+    assert table[2].split()[:4] == ["7", "-", "latForce", "different"]
+    assert json.loads(to_json(compare_files(ref, b)))["series"][0]["first_divergence_time"] == t_of(7)
     assert TIRE.format(k=2) in [line.strip() for line in table] and "2 more (--max-report)" in table[-1]
     assert all(len(line) <= 100 for line in lines)  # not a terminal: 100 columns
+
+
+def test_first_divergences_are_told_in_simulated_seconds(capsys):
+    """The goldens' brake run leaves the accelerate run when the brake comes on at 3 s: every
+    report says when in seconds (the recording's time base), JSON keeps the raw timestamp too."""
+    golden = Path(__file__).resolve().parents[2] / "recordings"
+    a, b = golden / "golden_accelerate.h5", golden / "golden_brake.h5"
+    res = compare_files(a, b)
+    first = res.first_divergence
+    with Recording.open(a) as rec:
+        assert first.first_seconds == pytest.approx(rec.seconds(first.first_frame))
+        assert first.first_time == rec.frames.start[first.first_frame]
+    assert 3.0 <= first.first_seconds <= 3.0 + 1 / 60 + 1e-9
+    d = json.loads(to_json(res))["series"][0]
+    assert d["first_divergence_seconds"] == pytest.approx(first.first_seconds)
+    assert d["first_divergence_time"] == first.first_time
+    text = format_text(res, width=100)
+    assert f"{first.first_frame}    {first.first_seconds:.4f}  " in text
+    assert f"(t = {first.first_seconds:.4f} s)" in format_text(res, width=50)
+    assert f"(t = {first.first_seconds:.4f} s)" in to_junit(res)
 
 
 def test_text_report_fits_the_width_without_cutting_paths_or_values(ref, tmp_path):
