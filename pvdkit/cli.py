@@ -48,7 +48,7 @@ import numpy as np
 
 from pvdkit.lazy import LazyCommand
 from pvdkit.outputs import path_argument, require_input
-from pvdkit.terminal import ProgressBar, format_table
+from pvdkit.terminal import ProgressBar, format_table, on_terminal
 from pvdkit.types import Command, DataType, PvdError
 
 if TYPE_CHECKING:
@@ -755,7 +755,8 @@ def _convert_configure(p: argparse.ArgumentParser) -> None:
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help=f"show a progress bar on stderr (default: for inputs over {PROGRESS_MIN_BYTES >> 20} MB)",
+        help=f"show a progress bar on stderr (default: on a terminal, for inputs over "
+        f"{PROGRESS_MIN_BYTES >> 20} MB)",
     )
 
 
@@ -767,7 +768,8 @@ def _convert_run(args: argparse.Namespace) -> int:
         _notice_compile(("emit_commands",), REBUILD_COMPILE_SECONDS)
     else:
         _notice_compile(("scan", "index_rows"), CONVERT_COMPILE_SECONDS)
-    show = args.progress if args.progress is not None else os.path.getsize(src) >= PROGRESS_MIN_BYTES
+    show = args.progress if args.progress is not None else (os.path.getsize(src) >= PROGRESS_MIN_BYTES
+                                                            and on_terminal())
     bar = ProgressBar(f"converting {os.path.basename(src)}") if show else None
     try:
         convert(src, args.output, progress=bar)

@@ -197,6 +197,12 @@ def notices_enabled() -> bool:
     return _notice_stream is not None and not _noticed
 
 
+def found_cold() -> bool:
+    """True when this command found a kernel not compiled yet (:func:`notice_if_cold`), whether
+    or not the message was shown: its timings include compiling (``pvdkit record`` says so)."""
+    return _noticed
+
+
 def disable_notices() -> None:
     """Back to library behaviour: :func:`notice_if_cold` prints nothing."""
     global _notice_stream

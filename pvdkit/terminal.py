@@ -12,7 +12,17 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-__all__ = ["ProgressBar", "format_table"]
+__all__ = ["ProgressBar", "format_table", "on_terminal"]
+
+
+def on_terminal(stream: TextIO | None = None) -> bool:
+    """True when ``stream`` (default stderr) is a terminal: where a progress bar redrawn in place
+    belongs. A CI log or a pipe would keep every redraw, so the commands draw none there."""
+    stream = stream if stream is not None else sys.stderr
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
+        return False
 
 
 class ProgressBar:

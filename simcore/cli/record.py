@@ -28,7 +28,7 @@ from typing import Any
 from pvdkit.outputs import path_argument
 from pvdkit.signals import Terminated, exit_status, interruption_reason, terminate_as_exception
 from pvdkit.streams import OvdFileStream
-from pvdkit.terminal import ProgressBar
+from pvdkit.terminal import ProgressBar, on_terminal
 from pvdkit.types import PvdError
 from pvdkit.writer import OmniPvdWriter
 from simcore.cli import RECORD_HELP
@@ -71,6 +71,9 @@ class RecordSummary:
     #: Wall time of the first step (s): creating every vehicle's object graph, writing the params
     #: and the first commit — for a fleet of a short run, most of the wall time.
     first_step_time: float = 0.0
+    #: The kernels were compiled during this run (a fresh install's first run): the wall time and
+    #: the first step include it, and the summary says so.
+    compiled: bool = False
 
     @property
     def us_per_vehicle_step(self) -> float:
@@ -93,11 +96,13 @@ class RecordSummary:
             f"  objects:       {self.objects}",
             f"  file size:     {_human_bytes(self.file_size)} "
             f"({self.file_size / max(self.frames, 1):.0f} B/frame)",
-            f"  wall time:     {self.wall_time:.2f} s",
+            f"  wall time:     {self.wall_time:.2f} s"
+            + (" (compiling the kernels included: first run only)" if self.compiled else ""),
             f"  sim / wall:    {self.realtime_factor:.2f}x real time",
             *([f"  vehicles:      {self.vehicles}"] if self.vehicles > 1 else []),
             f"  cost:          {self.us_per_vehicle_step:.1f} µs per vehicle-step (simulation + recording"
-            + (f"; the first step, which creates the object graphs: {self.first_step_time:.2f} s)"
+            + (f"; the first step, which creates the object graphs"
+               f"{' and compiles the kernels' if self.compiled else ''}: {self.first_step_time:.2f} s)"
                if self.steps > 1 else ")"),
         ))
 
@@ -510,7 +515,8 @@ def run(args: argparse.Namespace) -> int:
     from simcore.limits import ParamsError, SimulationDiverged
     from simcore.scenarios import ScenarioError
 
-    bar = None if args.quiet else ProgressBar(width=30, unit="steps", min_interval=0.1)
+    show = not args.quiet and on_terminal()  # a log or a pipe would keep every redraw
+    bar = ProgressBar(width=30, unit="steps", min_interval=0.1) if show else None
     helper = None
     done = False
     try:
@@ -529,6 +535,8 @@ def run(args: argparse.Namespace) -> int:
         raise PvdError(f"record: {exc}") from None
     finally:
         jit.stop(helper, 30.0 if done else 0.0)  # let it finish its cache entries, unless stopped
+    if jit.found_cold():
+        summary = replace(summary, compiled=True)
     print(summary.format())
     return 0
 

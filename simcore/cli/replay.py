@@ -13,7 +13,7 @@ from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 from pvdkit.outputs import path_argument, require_input
-from pvdkit.terminal import ProgressBar
+from pvdkit.terminal import ProgressBar, on_terminal
 from pvdkit.types import PvdError
 from simcore.replay.engine import MODES, build, replay, with_scene_overrides
 from simcore.replay.recorded import RecordingError, vehicles_from_recording
@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         run_data = with_scene_overrides(run_data, gravity, args.friction)
         vehicles = build(run_data, args.vehicle)
         steps = run_data.scene.nb_steps - args.from_step
-        bar = None if args.quiet else ProgressBar(width=30, unit="steps", min_interval=0.1)
+        show = not args.quiet and on_terminal()
+        bar = ProgressBar(width=30, unit="steps", min_interval=0.1) if show else None
         with ExitStack() as stack:
             recorder = None
             if args.output is not None:

@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from pvdkit.outputs import path_argument
+from pvdkit.terminal import on_terminal
 from pvdkit.types import PvdError
 from simcore.cli import SWEEP_HELP
 
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             baseline=args.baseline,
             recordings=args.recordings,
             resume=args.resume,
-            progress=not args.quiet and sys.stderr.isatty(),
+            progress=not args.quiet and on_terminal(),
         )
     except OSError as exc:
         raise PvdError(f"sweep: {exc}") from None

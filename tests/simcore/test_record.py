@@ -141,7 +141,13 @@ def test_cli_without_output_writes_into_recordings(tmp_path, monkeypatch, capsys
     assert "default / accelerate" in capsys.readouterr().out
 
 
-def test_cli_progress_bar_goes_to_stderr(tmp_path, capsys):
+def test_cli_progress_bar_goes_to_stderr_on_a_terminal_only(tmp_path, capsys, monkeypatch):
+    """A CI log or a pipe would keep every redraw of the bar: it is drawn on a terminal only."""
+    assert main(["record", "--duration", str(2 * DT), "-o", str(tmp_path / "p.ovd")]) == 0
+    assert "steps" not in capsys.readouterr().err  # captured: not a terminal
+    import simcore.cli.record as record_cli
+
+    monkeypatch.setattr(record_cli, "on_terminal", lambda stream=None: True)
     assert main(["record", "--duration", str(2 * DT), "-o", str(tmp_path / "p.ovd")]) == 0
     err = capsys.readouterr().err
     assert "100% 2/2 steps" in err

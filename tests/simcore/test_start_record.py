@@ -131,3 +131,17 @@ def test_a_warm_record_prints_no_message(tmp_path, capsys):
         jit.disable_notices()
     assert out.getvalue() == ""
     assert "compiling kernels" not in capsys.readouterr().err
+
+
+def test_a_cold_run_says_its_timings_include_compiling(tmp_path, capsys, monkeypatch):
+    """A CI log gets no first-run message (stderr is no terminal), so the summary says why the
+    first step took seconds; a warm run's summary does not."""
+    monkeypatch.setattr(jit, "warm_in_background", lambda target, *args: FakeProcess())
+    with monkeypatch.context() as m:
+        m.setattr(jit, "is_cached", lambda kernel: False)
+        assert cli.main(["record", "--duration", "0.05", "-o", str(tmp_path / "cold.h5"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "(compiling the kernels included: first run only)" in out
+    assert "the first step, which creates the object graphs and compiles the kernels:" in out
+    assert cli.main(["record", "--duration", "0.05", "-o", str(tmp_path / "warm.h5"), "--quiet"]) == 0
+    assert "compil" not in capsys.readouterr().out
