@@ -95,3 +95,22 @@ def test_h5py_tidy_wheel_table_equals_pvdkit(h5py_recipes, monkeypatch):
     np.testing.assert_array_equal(mine["wheel"][a], ref["wheel"][b])
     np.testing.assert_array_equal(mine["correctedRotationSpeed"][a], ref["correctedRotationSpeed"][b])
     np.testing.assert_allclose(mine["time"][a], ref["time"][b], rtol=0, atol=1e-12)
+
+
+#: Pages whose every ```python block is a complete example (the others show fragments of a
+#: larger program: a live PhysX peer, the schema's declarations).
+COMPLETE_EXAMPLES = ("simcore.md", "stingray.md", "motorcycle.md", "sweep.md")
+
+
+@pytest.mark.parametrize("page", COMPLETE_EXAMPLES)
+def test_complete_examples_run_from_any_folder(page, tmp_path, monkeypatch):
+    code = blocks((ROOT / "docs" / page).read_text(encoding="utf-8"))
+    assert code, f"docs/{page} lost its examples"
+    monkeypatch.chdir(tmp_path)  # what they write lands here, and no path may lean on the checkout
+    run_blocks(code, page)
+
+
+def test_the_schema_pages_recording_example_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run_blocks(blocks((ROOT / "docs" / "pvd-schema.md").read_text(encoding="utf-8"))[:1], "pvd-schema.md")
+    assert Recording.open(tmp_path / "run.ovd").objects_of_class("Vehicle")
