@@ -783,7 +783,7 @@ def _convert_run(args: argparse.Namespace) -> int:
 add_subcommand(
     SubCommand(
         "info",
-        "format version, sizes, command counts and top classes of a recording",
+        "format version, sizes, simulated time, vehicles, command counts and top classes of a recording",
         _info_configure,
         _info_run,
     )

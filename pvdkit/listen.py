@@ -177,8 +177,10 @@ class Progress:
 def summary_line(s: LiveSummary, peer: str) -> str:
     """``recorded 127.0.0.1:40312 -> run.h5: 121 frames, 528 objects, 3.8 MB in 2.5 s (1.5 MB/s)``,
     then ``; incomplete`` or ``; damaged`` when it is."""
+    # A rate over less than a tenth of a second (a burst, a file piped in) says nothing.
+    rate = f" ({s.rate / _MB:.1f} MB/s)" if s.seconds >= 0.1 else ""
     line = (f"recorded {peer} -> {s.path}: {s.frames:,} frames, {s.objects:,} objects, "
-            f"{s.bytes / _MB:.1f} MB in {s.seconds:.1f} s ({s.rate / _MB:.1f} MB/s)")
+            f"{s.bytes / _MB:.1f} MB in {s.seconds:.1f} s{rate}")
     if not s.complete:
         return line + "; incomplete"
     return line if s.damage is None else line + "; damaged"

@@ -304,10 +304,12 @@ def _text_value(rec: Recording, obj: Object | None, attribute: str) -> str:
 def _kind(vehicle: Object, refs: dict[int, dict[str, list[Object]]]) -> str:
     """Vehicle2's drivetrain of a vehicle: from the ``engineDrivetrain`` / ``directDrivetrain``
     links of its ``Vehicle`` object (a tank: an engine drive with a tank transmission command
-    or differential)."""
+    or differential); a vehicle of another class says its class (simcore's ``Motorcycle``)."""
     cls = vehicle.cls
-    if cls is None or not {"engineDrivetrain", "directDrivetrain"} & set(cls.paths):
+    if cls is None:
         return "unknown"
+    if not {"engineDrivetrain", "directDrivetrain"} & set(cls.paths):
+        return "unknown" if cls.name == "Vehicle" else cls.name.lower()
     mine = refs.get(vehicle.index, {})
     engine = _first(mine, "engineDrivetrain")
     if engine is not None:

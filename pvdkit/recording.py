@@ -1044,7 +1044,13 @@ class Recording:
             else self.classes.get(name_or_handle)
         )
         if c is None:
-            raise PvdError(f"{self.source_name}: no class {name_or_handle!r}")
+            hint = ""
+            if isinstance(name_or_handle, str):
+                import difflib
+
+                close = difflib.get_close_matches(name_or_handle, list(self.classes), n=3, cutoff=0.7)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise PvdError(f"{self.source_name}: no class {name_or_handle!r}{hint}")
         return c
 
     def attribute(self, handle: int) -> Attribute:

@@ -53,11 +53,16 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="write PNG plots into DIR")
     p.add_argument("--record", default=None, metavar="OUT", type=outputs.path_argument,
                    help="record a steer-step response through PVD into OUT (.ovd or .h5)")
-    p.add_argument("--steer", type=float, default=1.0, metavar="DEG",
-                   help="steer step of the recording, degrees (default 1)")
-    p.add_argument("--duration", type=float, default=3.0, metavar="S",
-                   help="simulated seconds of the recording (default 3)")
-    p.add_argument("--dt", type=float, default=0.01, metavar="S", help="recording time step (default 0.01)")
+    p.add_argument("--steer", type=float, default=None, metavar="DEG",
+                   help=f"steer step of the recording, degrees (default {_RECORDING['steer']:g})")
+    p.add_argument("--duration", type=float, default=None, metavar="S",
+                   help=f"simulated seconds of the recording (default {_RECORDING['duration']:g})")
+    p.add_argument("--dt", type=float, default=None, metavar="S",
+                   help=f"recording time step (default {_RECORDING['dt']:g})")
+
+
+#: What ``--steer``, ``--duration`` and ``--dt`` are when not given; they shape ``--record`` only.
+_RECORDING = {"steer": 1.0, "duration": 3.0, "dt": 0.01}
 
 
 def add_bicycle_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -108,7 +113,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
-    """Check every output and the recording's time arguments before writing anything."""
+    """Check every output and the recording's time arguments before writing anything (options
+    of the recording without ``--record`` would be ignored: refused)."""
+    given = [f"--{k}" for k in _RECORDING if getattr(args, k) is not None]
+    if given and not args.record:
+        raise PvdError(f"bicycle: {', '.join(given)} shape{'s' if len(given) == 1 else ''} the recording; "
+                       "add --record OUT.ovd|OUT.h5")
+    for k, default in _RECORDING.items():
+        if getattr(args, k) is None:
+            setattr(args, k, default)
     if args.plots:
         outputs.output_folder(args.plots, "--plots", create=False)
     if args.record:

@@ -252,7 +252,10 @@ def record(
         raise RecordError(f"--vehicles must be a whole number in 1..{MAX_FLEET}, got {vehicles!r}")
     if not (isinstance(spacing, int | float) and math.isfinite(spacing) and spacing >= 0.0):
         raise RecordError(f"--spacing must be a distance >= 0 (m), got {spacing!r}")
-    fleet_run = vehicles > 1 or vary is not None
+    if vary is not None and vehicles < 2:  # one vehicle would only take LO
+        raise RecordError(f"--vary {vary}: spreads a param from LO to HI over a fleet; give --vehicles N "
+                          "(2 or more)")
+    fleet_run = vehicles > 1
     if _is_motorcycle(vehicle):
         if physx:
             raise RecordError("--physx: the motorcycle model is not a Vehicle2 vehicle; it has no PhysX "

@@ -454,3 +454,15 @@ def test_a_stream_that_ends_before_its_header_records_nothing(tmp_path):
     s = rec.close()
     assert s.path is None and not s.complete and "before its 12-byte OmniPVD header" in s.reason
     assert not out.exists()
+
+
+def test_the_summary_gives_a_rate_only_over_a_measurable_time():
+    from pvdkit.listen import summary_line
+    from pvdkit.live import LiveSummary
+
+    def line(seconds: float) -> str:
+        return summary_line(LiveSummary(path="run.h5", format="h5", frames=25, objects=528, commands=9000,
+                                        bytes=928_312, seconds=seconds, reason=None, damage=None), "peer")
+
+    assert line(0.004).endswith("0.9 MB in 0.0 s")  # was "(0.0 MB/s)"
+    assert line(2.0).endswith("0.9 MB in 2.0 s (0.4 MB/s)")

@@ -420,6 +420,14 @@ def test_bad_inputs_raise_pvd_error(tmp_path):
         Recording.open(b"\x00\x00")
 
 
+def test_a_misspelt_class_is_answered_with_close_names():
+    rec = Recording.open(FIXTURE)
+    with pytest.raises(PvdError, match=r"no class 'WheelRigidBodyStat'; did you mean WheelRigidBodyState"):
+        rec.objects_of_class("WheelRigidBodyStat")
+    with pytest.raises(PvdError, match=r"no class 'Nothing'$"):
+        rec.cls("Nothing")
+
+
 def test_value_at_is_binary_search_on_a_long_series():
     n = 200_000
     rng = np.random.default_rng(1)

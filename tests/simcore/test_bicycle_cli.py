@@ -75,3 +75,10 @@ def test_add_bicycle_parser_on_a_plain_argparse(capsys) -> None:
     args = parser.parse_args(["bicycle", "--lf", "1.4", "--json"])
     assert args._run(args) == 0
     assert json.loads(capsys.readouterr().out)["lf"] == 1.4
+
+
+def test_options_of_the_recording_without_record_are_refused(capsys):
+    """``--steer 5`` alone used to be ignored without a word."""
+    assert main(["bicycle", "--steer", "5", "--dt", "0.02"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--steer, --dt shape the recording; add --record" in err

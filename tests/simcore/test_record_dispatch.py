@@ -43,6 +43,8 @@ def test_record_motorcycle_brake_test_lights_the_brake_lamp(tmp_path, capsys):
     assert braking.any() and (~braking).any()
     # lights = [high beam, low beam, brake, left, right]: the brake lamp is on exactly while braking.
     assert np.array_equal(lights[:, 2] == 1, braking)
+    assert main(["info", str(out)]) == 0
+    assert "  Motorcycle  motorcycle  2 wheels" in capsys.readouterr().out  # its kind, not "unknown"
 
 
 def test_motorcycle_rejects_a_car_scenario(tmp_path, capsys):

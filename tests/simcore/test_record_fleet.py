@@ -66,6 +66,7 @@ def test_vary_spreads_one_param_linearly(tmp_path):
     (["--vehicles", "2", "--vary", "rigid_body.mass=-5:1"],
      r"--vary rigid_body.mass=-5:1: vehicle 0 \(rigid_body"),
     (["motorcycle", "--vehicles", "2"], "the motorcycle model runs one vehicle at a time"),
+    (["--vary", "rigid_body.mass=1500:2500"], r"over a fleet; give --vehicles N"),
 ])
 def test_bad_fleet_arguments_are_one_line(argv, message, tmp_path, capsys):
     if argv[0] != "motorcycle":
