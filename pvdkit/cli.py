@@ -546,9 +546,22 @@ def iter_dump(path: str):
         yield {"index": len(table), "offset": table.valid_end, "command": "damage", "error": table.error}
 
 
+class _Handle(int):
+    """An object-handle value: hexadecimal in ``dump``'s text, as the ``object=`` column shows
+    handles (JSON keeps the number)."""
+
+    def __repr__(self) -> str:
+        return hex(self)
+
+    __str__ = __repr__
+
+
 def _value(data: bytes, dt: DataType | None) -> Any:
     if dt is None:
         return data.hex()
+    if dt == DataType.OBJECT_HANDLE and len(data) % 8 == 0:
+        handles = [_Handle(h) for h in np.frombuffer(data, "<u8").tolist()]
+        return handles[0] if len(handles) == 1 else handles
     if dt == DataType.STRING:
         return data.decode("utf-8", "surrogateescape").rstrip("\x00")
     if dt == DataType.FLAGS_WORD:
@@ -683,7 +696,7 @@ def _element(cells: list[Any], element: int | str, what: str, width: int) -> Any
     """The selected element of one sample (None where a shorter sample lacks it); the norm of
     a numeric vector. :class:`PvdError` for an element no sample has, or the norm of non-numbers."""
     if element == "norm":  # pvdkit.names.NORM
-        if not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cells):
+        if not all(isinstance(c, (int, float, np.floating)) and not isinstance(c, bool) for c in cells):
             raise PvdError(f"{what} is not numeric; it has no norm")
         return float(np.sqrt(sum(float(c) * float(c) for c in cells)))
     from pvdkit.names import check_element
@@ -694,8 +707,14 @@ def _element(cells: list[Any], element: int | str, what: str, width: int) -> Any
 
 
 def _cells(v: Any) -> list[Any]:
+    """One sample's cells. float32 values stay numpy float32, so that the table prints them as
+    the shortest text that reads back to the same float32 (``2138.8843``; CSV writes them in full)."""
     if isinstance(v, np.ndarray):
+        if v.dtype == np.float32:
+            return list(v.reshape(-1))
         return [x.item() for x in v.reshape(-1)]
+    if isinstance(v, np.float32):
+        return [v]
     if isinstance(v, np.generic):
         return [v.item()]
     if isinstance(v, (set, frozenset)):
@@ -710,7 +729,7 @@ def _series_run(args: argparse.Namespace) -> int:
         w = csv.writer(out, lineterminator="\n")
         w.writerow(header)
         for r in rows:
-            w.writerow(["" if c is None else _csv_cell(c) for c in r])
+            w.writerow(["" if c is None else _csv_cell(c, j) for j, c in enumerate(r)])
         return 0
     cells = [[("-" if c is None else _text_cell(c, j)) for j, c in enumerate(r)] for r in rows]
     for line in format_table(header, cells):
@@ -718,9 +737,13 @@ def _series_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _csv_cell(c: Any) -> Any:
+def _csv_cell(c: Any, col: int = -1) -> Any:
     if isinstance(c, str):
         return _printable(c)
+    if col == 3 and isinstance(c, int):  # the handle, as the table, the viewer and --object show it
+        return hex(c)
+    if isinstance(c, np.floating):  # in full: a float64 reader gets the recorded float32 exactly
+        return repr(float(c))
     return repr(c) if isinstance(c, float) else c
 
 
@@ -736,6 +759,8 @@ def _text_cell(c: Any, col: int) -> str:
         return hex(c)
     if isinstance(c, float):
         return f"{c:.9g}"
+    if isinstance(c, np.floating):
+        return str(c)
     return _printable(str(c))
 
 

@@ -6,6 +6,7 @@ import argparse
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -163,7 +164,7 @@ def test_series_csv_of_one_object(capsys, fixture_h5):
     assert [int(r[0]) for r in body] == frames.tolist()
     np.testing.assert_allclose([float(r[1]) for r in body], rec.seconds(frames), rtol=1e-15)
     assert [int(r[2]) for r in body] == rec.frames.start[frames].tolist()
-    assert {(int(r[3]), r[4], r[5]) for r in body} == {(wheel.handle, "WheelRigidBody1dState0", path)}
+    assert {(int(r[3], 16), r[4], r[5]) for r in body} == {(wheel.handle, "WheelRigidBody1dState0", path)}
     np.testing.assert_array_equal(np.float32([float(r[6]) for r in body]), values)
 
 
@@ -363,3 +364,21 @@ def test_version(capsys):
         cli.build_parser().parse_args(["--version"])
     assert stop.value.code == 0
     assert capsys.readouterr().out.strip() == f"pvdkit {version('pvdkit')}"
+
+
+def test_handles_read_the_same_everywhere_and_float32_prints_short(capsys):
+    """A handle is hexadecimal in the table, the CSV and dump's values (as ``--object`` and the
+    viewer take it); the table prints a float32 as the shortest text that reads back to it,
+    the CSV in full (a float64 reader gets the recorded value exactly)."""
+    spec, wheel0 = "TireForce.lngForce[z]", "/World/Basic/wheel 0"
+    assert cli.main(["series", str(FIXTURE), spec, "--object", wheel0, "--csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))[1:]
+    assert cli.main(["series", str(FIXTURE), spec, "--object", wheel0]) == 0
+    table = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert rows[2][3].startswith("0x") and rows[2][3] == table[2][3]
+    full, short = float(rows[2][-1]), table[2][-1]
+    assert np.float32(short) == np.float32(full) and float(np.float32(full)) == full
+    assert len(short) <= 9 < len(repr(full)) or short == repr(full)
+    assert cli.main(["dump", str(FIXTURE)]) == 0
+    geom = next(line for line in capsys.readouterr().out.splitlines() if "attribute='geom'" in line)
+    assert re.search(r"value=0x[0-9a-f]+$", geom), geom
