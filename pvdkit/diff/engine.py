@@ -395,7 +395,7 @@ class Comparison:
             if rec.error:
                 res.notes.append(Note("damaged", f"{side} ({name}) is damaged, data after the damage is "
                                                  f"missing: {rec.error}"))
-        if self.options.schema:
+        if self.options.schema and self.options.tolerances.schema:
             res.schema = compare_schema(self.a, self.b)
         self._frames(res)
         self._objects(res)
@@ -466,6 +466,9 @@ class Comparison:
                 created, destroyed = self._life(o, side)
                 if self._alive_in_window(created, destroyed):
                     idt = ids[i]
+                    if self.options.tolerances.unmatched_ignored(idt.classes):
+                        res.unmatched_ignored += 1
+                        continue
                     out.append(ObjectChange(side, idt.label, idt.cls, o.name, created, destroyed))
         live: list[tuple[int, int]] = []
         lifetimes: list[SeriesDiff | None] = []

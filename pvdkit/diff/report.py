@@ -97,6 +97,10 @@ def format_text(res: DiffResult, max_report: int = 20, width: int | None = None)
                  f"{res.frames_a:,} / {res.frames_b:,} frames",
                  headline(res)):
         lines.extend(_wrap(text, width, "", "  "))
+    if res.unmatched_ignored:
+        n = res.unmatched_ignored
+        lines.extend(_wrap(f"{n:,} object{'s' * (n != 1)} in one recording only, of classes the config's "
+                           "ignore_unmatched names: not compared", width, "", "  "))
 
     def section(title: str, items: list[str]) -> None:
         if not items:

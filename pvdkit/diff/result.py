@@ -218,6 +218,8 @@ class DiffResult:
     notes: list[Note] = field(default_factory=list)
     series: list[SeriesDiff] = field(default_factory=list)
     ignored: int = 0
+    #: Objects on one side only whose class the config lets be so (``ignore_unmatched``).
+    unmatched_ignored: int = 0
     seconds: float = 0.0
 
     @property
@@ -260,7 +262,7 @@ class DiffResult:
             "objects_matched": self.objects_matched, "objects_missing_in_b": len(self.objects_only_a),
             "objects_extra_in_b": len(self.objects_only_b), "schema_changes": len(self.schema),
             "attributes_compared": len(self.series), "attributes_differing": len(diff),
-            "attributes_ignored": self.ignored,
+            "attributes_ignored": self.ignored, "objects_unmatched_ignored": self.unmatched_ignored,
             "first_divergence_frame": min((s.first_frame for s in diff if s.first_frame is not None),
                                           default=None),
         }

@@ -13,6 +13,8 @@ Config file (TOML, read with the standard library's ``tomllib``)::
     rtol = 1e-6
     nan_equal = false
     ignore = ["Simulation.step"]          # globs of attributes not compared at all
+    schema = false              # the registered classes are not compared (default true)
+    ignore_unmatched = ["Px*"]  # class globs whose objects may exist in one recording only
 
     [attributes]                # overrides, applied in file order, field by field
     "TireForce.*" = { rtol = 1e-3 }
@@ -24,6 +26,11 @@ for the object's class and each of its base classes (so a rule on a base class a
 derived classes); ``attribute`` is the dotted attribute path (``pose.p`` for a class
 attribute). Pseudo attributes: ``<lifetime>`` of every object (``"*.<lifetime>"``),
 ``<frame>.start`` / ``<frame>.stop`` (frame timestamps) and ``<recording>.<messages>``.
+
+``schema = false`` and ``ignore_unmatched`` serve recordings of different producers (PhysX's
+recording against simcore's replay of it): an object of a matching class (or base class) that
+only one side has is counted, not listed as missing or extra; matched objects of those classes
+are compared as usual.
 
 Precedence, lowest first: built-in defaults (exact: atol = rtol = 0), the config's top-level
 defaults, command-line ``--atol/--rtol/--nan-equal``, then the ``[attributes]`` rules that
@@ -90,7 +97,7 @@ class ToleranceRule:
 
 
 _RULE_KEYS = {"atol", "rtol", "nan_equal", "ignore"}
-_TOP_KEYS = {"atol", "rtol", "nan_equal", "ignore", "attributes"}
+_TOP_KEYS = {"atol", "rtol", "nan_equal", "ignore", "attributes", "schema", "ignore_unmatched"}
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,10 @@ class ToleranceConfig:
     default: Tolerance = Tolerance()
     rules: tuple[ToleranceRule, ...] = ()
     source: str | None = None
+    #: Compare the registered schema (classes, attributes, enums).
+    schema: bool = True
+    #: Class globs whose objects may exist in one recording only (counted, not listed).
+    ignore_unmatched: tuple[str, ...] = ()
     _cache: dict[tuple[tuple[str, ...], str], Tolerance] = field(
         default_factory=dict, compare=False, repr=False, hash=False)
 
@@ -141,6 +152,11 @@ class ToleranceConfig:
         if not isinstance(ignore, list) or not all(isinstance(g, str) for g in ignore):
             raise PvdError(f"{source}: ignore must be a list of glob strings, got {ignore!r}")
         rules += [ToleranceRule(g, ignore=True) for g in ignore]
+        unmatched = data.get("ignore_unmatched", [])
+        if not isinstance(unmatched, list) or not all(isinstance(g, str) for g in unmatched):
+            raise PvdError(f"{source}: ignore_unmatched must be a list of class glob strings, "
+                           f"got {unmatched!r}")
+        schema = _flag(data, "schema", True, source)
         attrs = data.get("attributes", {})
         if not isinstance(attrs, Mapping):
             raise PvdError(f"{source}: [attributes] must be a table of \"glob\" = {{ rtol = … }}")
@@ -158,13 +174,19 @@ class ToleranceConfig:
             )
             rule.apply(Tolerance()).validate(where)
             rules.append(rule)
-        return cls(default, tuple(rules), source)
+        return cls(default, tuple(rules), source, schema, tuple(unmatched))
 
     def with_defaults(self, *, atol: float | None = None, rtol: float | None = None,
                       nan_equal: bool | None = None) -> ToleranceConfig:
         """A copy whose defaults take the given values (the command line's ``--atol`` …)."""
         d = ToleranceRule("*", atol=atol, rtol=rtol, nan_equal=nan_equal).apply(self.default)
-        return ToleranceConfig(d.validate("command line"), self.rules, self.source)
+        return ToleranceConfig(d.validate("command line"), self.rules, self.source, self.schema,
+                               self.ignore_unmatched)
+
+    def unmatched_ignored(self, classes: Sequence[str]) -> bool:
+        """True when an object of ``classes`` (its class, then base classes) may exist on one
+        side only (:attr:`ignore_unmatched`)."""
+        return any(fnmatchcase(c, g) for g in self.ignore_unmatched for c in classes)
 
     def for_attribute(self, classes: Sequence[str] | str, attribute: str) -> Tolerance:
         """The tolerance of ``attribute`` of an object whose class (then base classes) is
@@ -186,13 +208,14 @@ class ToleranceConfig:
         """One line: defaults and rule count, for report headers."""
         extra = f", {len(self.rules)} rule{'s' if len(self.rules) != 1 else ''}" if self.rules else ""
         src = f" from {self.source}" if self.source else ""
-        return f"{self.default.describe()}{extra}{src}"
+        schema = "" if self.schema else "; schema not compared"
+        return f"{self.default.describe()}{extra}{src}{schema}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for the JSON report)."""
         return {
             "atol": self.default.atol, "rtol": self.default.rtol, "nan_equal": self.default.nan_equal,
-            "source": self.source,
+            "source": self.source, "schema": self.schema, "ignore_unmatched": list(self.ignore_unmatched),
             "rules": [{k: v for k, v in (("pattern", r.pattern), ("atol", r.atol), ("rtol", r.rtol),
                                          ("nan_equal", r.nan_equal), ("ignore", r.ignore)) if v is not None}
                       for r in self.rules],

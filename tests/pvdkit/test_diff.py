@@ -216,6 +216,31 @@ def test_missing_object_is_a_difference(ref, tmp_path):
     assert [o.label for o in rev.objects_only_b] == [TIRE.format(k=1)]
 
 
+def test_a_config_can_let_classes_exist_on_one_side_and_skip_the_schema(ref, tmp_path):
+    """Recordings of different producers (PhysX's and simcore's replay of it) each have objects
+    and classes the other lacks: ``ignore_unmatched`` counts those objects instead of listing
+    them, ``schema = false`` skips the registry; matched objects are compared as ever."""
+    cfg = tmp_path / "producers.toml"
+    cfg.write_text('schema = false\nignore_unmatched = ["Tire*"]\n')
+    b = _b(tmp_path, Spec(drop_tire=1, extra_attribute=True))
+    plain = compare_files(ref, b)
+    assert plain.objects_only_a and plain.schema
+    res = compare_files(ref, b, config=str(cfg))
+    assert not res.objects_only_a and not res.schema and res.unmatched_ignored == 1
+    assert res.summary()["objects_unmatched_ignored"] == 1
+    assert res.exit_status == 1  # the link to the missing tire and the new attribute still differ
+    assert _only(res, "tireForce", WHEEL.format(k=1)).b_value == "unset"
+    text = format_text(res)
+    assert "schema not compared" in text and "1 object in one recording only" in text
+    same = compare_files(ref, _b(tmp_path, Spec()), config=str(cfg))
+    assert same.equal and same.unmatched_ignored == 0
+    for bad, message in (("ignore_unmatched = 'Px*'\n", "ignore_unmatched must be a list"),
+                         ("schema = 'no'\n", "schema must be true or false")):
+        cfg.write_text(bad)
+        with pytest.raises(PvdError, match=message):
+            ToleranceConfig.load(cfg)
+
+
 def test_extra_attribute_is_a_difference(ref, tmp_path):
     res = compare_files(ref, _b(tmp_path, Spec(extra_attribute=True)))
     assert [(c.kind, c.cls, c.attribute) for c in res.schema] == [("attribute_added", "Wheel", "temperature")]
