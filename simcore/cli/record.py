@@ -500,6 +500,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                       help="Vehicle2 alone: simcore's rigid body with the constraints solved every substep, "
                            "a fixed substep count, no sleep (a parked car creeps: docs/simcore.md)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--progress", action="store_true",
+                   help="draw the progress bar even when stderr is not a terminal (by default a CI log or "
+                        "a pipe gets none: it would keep every redraw)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -518,7 +521,7 @@ def run(args: argparse.Namespace) -> int:
     from simcore.limits import ParamsError, SimulationDiverged
     from simcore.scenarios import ScenarioError
 
-    show = not args.quiet and on_terminal()  # a log or a pipe would keep every redraw
+    show = not args.quiet and (args.progress or on_terminal())  # a log or a pipe would keep every redraw
     bar = ProgressBar(width=30, unit="steps", min_interval=0.1) if show else None
     helper = None
     done = False

@@ -38,7 +38,7 @@ class RecordProcess:
         self.proc = subprocess.Popen(
             # Pure Vehicle2: one frame per step, so frames and steps can be compared one to one.
             [sys.executable, "-m", "pvdkit", "record", "--pure-vehicle2", "--duration", str(duration), "-o",
-             str(out), *extra],
+             str(out), "--progress", *extra],
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
         )

@@ -147,6 +147,8 @@ def test_cli_progress_bar_goes_to_stderr_on_a_terminal_only(tmp_path, capsys, mo
     assert "steps" not in capsys.readouterr().err  # captured: not a terminal
     import simcore.cli.record as record_cli
 
+    assert main(["record", "--duration", str(2 * DT), "-o", str(tmp_path / "p.ovd"), "--progress"]) == 0
+    assert "100% 2/2 steps" in capsys.readouterr().err  # asked for
     monkeypatch.setattr(record_cli, "on_terminal", lambda stream=None: True)
     assert main(["record", "--duration", str(2 * DT), "-o", str(tmp_path / "p.ovd")]) == 0
     err = capsys.readouterr().err
