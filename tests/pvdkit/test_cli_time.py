@@ -179,3 +179,13 @@ def test_version_and_record_default(capsys, tmp_path):
     status, out, _ = run(capsys, "record", "default", "--duration", "0.05", "--quiet", "-o", str(out_file))
     assert status == 0 and out_file.is_file()
     assert Recording.open(out_file).time_base.duration == pytest.approx(3 * DT)
+
+
+def test_the_step_median_is_numpys_median():
+    from pvdkit.recording import _median
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 480):
+        x = rng.uniform(0.01, 0.02, n)
+        assert _median(x) == np.median(x)
+    assert np.isnan(_median(np.array([1.0, np.nan])))
