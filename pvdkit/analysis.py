@@ -254,9 +254,8 @@ def _is_number(x: Any) -> bool:
 def _element_columns(s: Series) -> list[np.ndarray]:
     """The samples of a series as one array per element (numeric arrays keep their dtype)."""
     v = s.values
-    n = len(s)
     if isinstance(v, np.ndarray) and v.dtype != object:
-        return [v] if v.ndim == 1 else [v[:, j] for j in range(v.reshape(n, -1).shape[1])]
+        return [v] if v.ndim == 1 else [v[:, j] for j in range(v.shape[1])]
     rows = [_cells(x) for x in v]
     width = max((len(r) for r in rows), default=0)
     cols = []

@@ -49,7 +49,7 @@ import numpy as np
 from pvdkit.lazy import LazyCommand
 from pvdkit.outputs import path_argument, require_input
 from pvdkit.terminal import ProgressBar, format_table, on_terminal
-from pvdkit.types import Command, DataType, PvdError
+from pvdkit.types import Command, DataType, PvdError, PvdWarning
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -410,10 +410,10 @@ def _info_run(args: argparse.Namespace) -> int:
         out.write(f"vehicles ({len(vehicles)}):\n")
         shown = vehicles[:MAX_INFO_VEHICLES]
         w = max(len(_printable(v["name"])) for v in shown)
-        kw = max(len(v["kind"]) for v in shown)
+        kw = max(len(_printable(v["kind"])) for v in shown)
         for v in shown:
             wheels = f"{v['wheels']} wheel{'s' if v['wheels'] != 1 else ''}"
-            out.write(f"  {_printable(v['name']):<{w}}  {v['kind']:<{kw}}  {wheels}\n")
+            out.write(f"  {_printable(v['name']):<{w}}  {_printable(v['kind']):<{kw}}  {wheels}\n")
         if len(vehicles) > len(shown):
             out.write(f"  … and {len(vehicles) - len(shown):,} more (--json lists them all)\n")
     out.write("commands:\n")
@@ -422,9 +422,9 @@ def _info_run(args: argparse.Namespace) -> int:
         out.write(f"  {k:<{width}}  {v:>12,}\n")
     if d["top_classes"]:
         out.write("top classes by object count:\n")
-        w = max(len(t["class"]) for t in d["top_classes"])
-        for t in d["top_classes"]:
-            out.write(f"  {t['class']:<{w}}  {t['objects']:>8,}\n")
+        w = max(len(_printable(t["class"])) for t in d["top_classes"])
+        for t in d["top_classes"]:  # a class name with bytes that are no UTF-8 prints them escaped
+            out.write(f"  {_printable(t['class']):<{w}}  {t['objects']:>8,}\n")
     return 0
 
 
@@ -658,6 +658,7 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
         for k, o in enumerate(objects):
             s = rec.series(o, attr)
             if not len(s):
+                _warn_other_family(rec, o, attr, s, is_list, path)
                 continue
             who = [o.handle, o.name, names.path(o)]
             if is_list:
@@ -690,6 +691,21 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
             t = int(frames_t.start[f]) if 0 <= f < len(frames_t) else None
             out.append([f, tb.seconds_of(f) if tb.known else None, t, *cells])
         return header, out
+
+
+def _warn_other_family(rec: Any, obj: Any, attr: str, empty: Any, is_list: bool, path: str) -> None:
+    """Say so when ``obj``'s commands on ``attr`` are of the other kind than its registration
+    (SET_ATTRIBUTE on a unique list, ADD/REMOVE on a plain attribute): a stream that breaks its
+    own registration. They are kept (``pvdkit dump`` lists them) but are no samples of the series."""
+    other = [x for x in rec.all_series(obj) if x.name == attr and x.family != empty.family and len(x)]
+    if other:
+        n = sum(len(x) for x in other)
+        wrong = "set_attribute" if is_list else "add/remove_from_unique_list"
+        registered = "a unique-list attribute" if is_list else "a plain attribute"
+        who = obj.name or hex(obj.handle)
+        text = (f"{path}: {who}.{attr} is {registered}, but the stream sends it {n} {wrong} "
+                f"command{'s' * (n != 1)}: not shown here (`pvdkit dump` lists them)")
+        warnings.warn(PvdWarning(text), stacklevel=2)
 
 
 def _element(cells: list[Any], element: int | str, what: str, width: int) -> Any:

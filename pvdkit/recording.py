@@ -1289,7 +1289,9 @@ class Recording:
             block[sids], count[sids] = b, lens
             start[sids] = np.cumsum(lens) - lens
             frames.append(np.concatenate([smp.frames for _, smp in items]).astype(np.int32, copy=False))
-            fixed = np.concatenate([smp.fixed for _, smp in items]).reshape(-1, size)
+            # Rows given, not -1: a series of empty payloads has size 0 (legal: a variable-length
+            # attribute set to no elements), and reshape cannot infer rows of 0 bytes.
+            fixed = np.concatenate([smp.fixed for _, smp in items]).reshape(int(lens.sum()), size)
             raw.append(np.ascontiguousarray(fixed))
             ops.append(np.concatenate([smp.ops for _, smp in items]).astype(np.uint8) if listy else None)
         # One segment per held series (an empty one for the others).
@@ -1329,7 +1331,9 @@ class Recording:
                 block[ks] = b
                 start[ks] = np.cumsum(count[ks]) - count[ks]
                 frames.append(np.concatenate([per[k].frames for k in ks]).astype(np.int32, copy=False))
-                raw.append(np.ascontiguousarray(np.concatenate([per[k].fixed for k in ks]).reshape(-1, size)))
+                rows = int(count[ks].sum())  # not -1: rows of 0-byte payloads cannot be inferred
+                fixed = np.concatenate([per[k].fixed for k in ks]).reshape(rows, size)
+                raw.append(np.ascontiguousarray(fixed))
                 ops.append(np.concatenate([per[k].ops for k in ks]).astype(np.uint8) if listy else None)
             held = block >= 0
             first = np.concatenate([[0], np.cumsum(held)]).astype(np.int64)

@@ -151,8 +151,10 @@ def _kind_of(attr: Attribute | None, family: int) -> tuple[str, str]:
     if attr is None:
         return ("list" if family == ListSeries.family else "bytes"), "unregistered"
     sig = _attr_signature(attr)
-    if attr.kind == "unique_list":
+    if family == ListSeries.family:  # ADD/REMOVE commands, even on an attribute registered plain
         return "list", sig
+    if attr.kind == "unique_list":  # SET commands on a unique-list attribute: a stream breaking
+        return "bytes", sig        # its own registration; compared as the bytes it wrote
     if attr.kind == "flags":
         ec = attr.enum_class
         return ("flags" if ec is not None and ec.is_flags else "enum"), sig
@@ -672,7 +674,7 @@ class Comparison:
             keys = self.matching.reference_codes(side, resolver.resolve(items, s.frames)).tolist()
             keys = [("ref", k) for k in keys]
         elif isinstance(items, np.ndarray):
-            keys = [("v", r.tobytes()) for r in items.reshape(n, -1)] if n else []
+            keys = [("v", r.tobytes()) for r in items.reshape(n, items.size // n)] if n else []
         else:
             keys = [("v", it if isinstance(it, str) else bytes(np.asarray(it).view(np.uint8)))
                     for it in items]

@@ -24,9 +24,12 @@ Never a wrong answer: an entry is used only if it was written by the same index 
 and modification time of each of the indexer's source files), for a stream of the same length
 and the same CRC-32 of all its bytes (computed on every open): a file rewritten in place (even
 with its old size and modification time restored), truncated or grown is indexed again; one
-that was only touched or copied back keeps its entry. Writing is atomic (a temporary file
-renamed over the entry); an unreadable, foreign or damaged entry is ignored; any error reading
-or writing the cache only means the stream is parsed as without it.
+that was only touched or copied back keeps its entry. The entry carries a CRC-32 of its own
+bytes too, checked on every load, so a damaged entry (a flipped bit on disk, a torn copy) is
+ignored rather than trusted; its header's length is checked against the file before anything is
+read. Writing is atomic (a temporary file renamed over the entry); an unreadable, foreign or
+damaged entry is ignored; any error reading or writing the cache only means the stream is
+parsed as without it.
 
 Limits: files under :data:`MIN_BYTES` are not cached (parsing them is cheap, but numba's load is
 not: set ``PVDKIT_INDEX_CACHE_MIN`` lower to cache those too), only the :data:`MAX_ENTRIES` most
@@ -67,8 +70,11 @@ MAX_ENTRIES = 256
 #: Bytes kept in all (the least recently used beyond this are deleted).
 MAX_BYTES = 2 << 30
 
-_MAGIC = b"PVDKIDX\x01"
-_FORMAT = 1
+_MAGIC = b"PVDKIDX\x02"
+_FORMAT = 2
+#: An entry starts with the magic, the header's length (u64) and the CRC-32 (u64) of every byte
+#: after these 24.
+_HEAD = 24
 _ALIGN = 64
 #: The files whose code decides what an index holds: an entry written by other code is not used.
 _CODE_FILES = (
@@ -138,8 +144,9 @@ def entry_path(source_name: str, size: int) -> Path | None:
 
 
 def _base(header_bytes: int) -> int:
-    """Where the arrays of an entry start: after the magic, the header's length and the header."""
-    return -(-(16 + header_bytes) // _ALIGN) * _ALIGN
+    """Where the arrays of an entry start: after the magic, the header's length, the entry's
+    CRC and the header."""
+    return -(-(_HEAD + header_bytes) // _ALIGN) * _ALIGN
 
 
 def load(entry: Path, buf: np.ndarray, source_name: str) -> RecordingData | None:
@@ -147,21 +154,32 @@ def load(entry: Path, buf: np.ndarray, source_name: str) -> RecordingData | None
     is missing, unreadable, or not the index of exactly these bytes by this code."""
     try:
         with open(entry, "rb") as f:
-            head = f.read(16)
-            if len(head) != 16 or head[:8] != _MAGIC:
+            head = f.read(_HEAD)
+            if len(head) != _HEAD or head[:8] != _MAGIC:
                 return None
-            n = int.from_bytes(head[8:], "little")
+            n = int.from_bytes(head[8:16], "little")
+            if n > os.fstat(f.fileno()).st_size - _HEAD:  # a damaged length: read nothing of it
+                return None
             meta = json.loads(f.read(n))
             wanted = (_FORMAT, _code_stamp(), len(buf))
+            if not isinstance(meta, dict):
+                return None
             if (meta.get("format"), meta.get("code"), meta.get("size")) != wanted:
                 return None
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, MemoryError):
         return None
-    # The CRC of every byte (the proof that the entry is this stream's) runs on a second thread
-    # (zlib releases the GIL) while the tables are rebuilt; they are dropped if it differs.
+    # The CRCs of the stream (the proof that the entry is this stream's) and of the entry (the
+    # proof that it is undamaged) run on a second thread (zlib releases the GIL) while the tables
+    # are rebuilt; they are dropped if either differs.
     crc: list[int] = []
-    check = threading.Thread(target=lambda: crc.append(zlib.crc32(buf)), daemon=True)
+    own = int.from_bytes(head[16:], "little")
+
+    def checksums() -> None:
+        with memoryview(mm) as body:
+            crc.extend((zlib.crc32(buf), zlib.crc32(body[_HEAD:])))
+
+    check = threading.Thread(target=checksums, daemon=True)
     check.start()
     try:
         base = _base(n)
@@ -171,7 +189,7 @@ def load(entry: Path, buf: np.ndarray, source_name: str) -> RecordingData | None
     except Exception:  # a damaged entry, or (then the CRC differs too) other bytes: parse instead
         data = None
     check.join()
-    if data is None or crc != [meta.get("crc32")]:
+    if data is None or crc != [meta.get("crc32"), own]:
         return None
     try:
         os.utime(entry)  # most recently used
@@ -293,12 +311,17 @@ def _write(entry: Path, scan: Scan, batch: Batch, data: RecordingData, grouped: 
     fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".idx")
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(_MAGIC + len(text).to_bytes(8, "little") + text)
-            out.write(b"\0" * (base - 16 - len(text)))
+            out.write(_MAGIC + len(text).to_bytes(8, "little") + bytes(8))  # its CRC, written last
+            body = [text, b"\0" * (base - _HEAD - len(text))]
             for arr in arrays.values():
                 raw = np.ascontiguousarray(arr).tobytes()
-                out.write(raw)
-                out.write(b"\0" * (-len(raw) % _ALIGN))
+                body += [raw, b"\0" * (-len(raw) % _ALIGN)]
+            crc = 0
+            for part in body:
+                out.write(part)
+                crc = zlib.crc32(part, crc)
+            out.seek(16)
+            out.write(crc.to_bytes(8, "little"))
         os.replace(tmp, entry)
     except BaseException:
         try:

@@ -180,6 +180,32 @@ def test_a_damaged_or_foreign_entry_is_ignored(tmp_path):
         cache._code = stamp
 
 
+def test_an_entry_with_any_bit_flipped_is_never_trusted(tmp_path):
+    """A flipped bit anywhere in an entry (a disk error, a torn copy) gave wrong counts, tracebacks
+    or a MemoryError (the header's length) before entries carried their own CRC-32: every byte
+    of the entry's head, and a spread of its header and arrays, each flipped, gives the fresh
+    parse's answer."""
+    path = every_command(tmp_path / "every.ovd")
+    fresh = read_ovd_data(read_file(path), source_name=str(path), use_cache=False)
+    read_ovd_data(read_file(path), source_name=str(path))  # writes the entry
+    (entry,) = entries(tmp_path)
+    good = entry.read_bytes()
+    n = int.from_bytes(good[8:16], "little")
+    offsets = sorted({*range(24), *range(24, 24 + n, max(1, n // 60)),
+                      *range(24 + n, len(good), max(1, (len(good) - 24 - n) // 60))})
+    buf = read_file(path)
+    for off in offsets:
+        for bit in (0, 7) if off < 24 else (off % 8,):
+            bad = bytearray(good)
+            bad[off] ^= 1 << bit
+            entry.write_bytes(bytes(bad))
+            assert cache.load(entry, buf, str(path)) is None, f"byte {off} bit {bit}: damaged entry used"
+    entry.write_bytes(bad)
+    assert_same(fresh, read_ovd_data(buf, source_name=str(path)))  # parsed again, and the entry rewritten
+    assert cache.load(entry, buf, str(path)) is not None
+    assert_same(fresh, read_ovd_data(read_file(path), source_name=str(path)))
+
+
 def test_no_cache_for_bytes_in_memory_small_files_or_when_switched_off(tmp_path, monkeypatch):
     path = every_command(tmp_path / "every.ovd")
     read_ovd_data(path.read_bytes())  # bytes, no path
