@@ -597,3 +597,114 @@ def test_truncated_ovd_still_warns_and_keeps_the_prefix(tmp_path):
         rec = Recording.open(path)
     assert rec.error is not None and f"truncated at byte offset {int(whole.end[20])}" in rec.error
     assert any(issubclass(w.category, PvdWarning) for w in caught)
+
+
+# ------------------------------------------------------------------------------ found by fuzzing
+
+
+def _run_cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pvdkit", *argv], capture_output=True, text=True,
+                          env={**os.environ, "PVDKIT_INDEX_CACHE": "0", **(env or {})}, timeout=120)
+
+
+def _no_traceback(p: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+
+
+def _empty_payloads(path: Path) -> Path:
+    """A vehicle whose wheel's handle attribute, and an object whose variable-length UINT32
+    attribute, are set to 0-byte payloads (legal: OmniPVD does not check payloads against the
+    registration, and a variable-length value may hold no elements)."""
+    w = OmniPvdWriter(MemoryStream())
+    v = w.register_class("Vehicle")
+    wheels = w.register_unique_list_attribute(v, "wheelAttachmentSet", DataType.OBJECT_HANDLE)
+    wc = w.register_class("WheelAttachment")
+    ref = w.register_attribute(wc, "tireForce", DataType.OBJECT_HANDLE, 1)
+    thing = w.register_class("Thing")
+    var = w.register_attribute(thing, "ids", DataType.UINT32, 0)
+    w.create_object(1, v, 0x1000, "car")
+    w.create_object(1, wc, 0x2000, "wheel0")
+    w.create_object(1, thing, 0x3000, "thing")
+    w.start_frame(1, 1)
+    w.add_to_unique_list_attribute(1, 0x1000, wheels, 0x2000)
+    w.set_attribute_bytes(1, 0x2000, ref, b"")
+    w.set_attribute_bytes(1, 0x3000, var, b"")
+    w.stop_frame(1, 1)
+    path.write_bytes(w.stream.getvalue())
+    return path
+
+
+def test_series_of_empty_payloads_read_everywhere(tmp_path):
+    """They crashed info (finding vehicles), series and diff: reshape(-1, 0) cannot infer rows."""
+    ovd = _empty_payloads(tmp_path / "empty.ovd")
+    h5 = tmp_path / "empty.h5"
+    convert(ovd, h5)
+    for f in (ovd, h5):
+        for argv in (["info", str(f)], ["series", str(f), "WheelAttachment.tireForce"],
+                     ["series", str(f), "Thing.ids"], ["diff", str(f), str(ovd)]):
+            p = _run_cli(*argv)
+            _no_traceback(p)
+            assert p.returncode == 0, (argv, p.stderr)
+    with Recording.open(ovd) as rec:
+        (thing,) = rec.objects_of_class("Thing")
+        s = rec.series(thing, "ids")
+        assert len(s) == 1 and s.values[0].size == 0
+
+
+def _wrong_families(path: Path) -> Path:
+    """SET_ATTRIBUTE on a unique-list attribute and ADD_TO_UNIQUE_LIST on a plain one: a stream
+    breaking its own registration (a flipped command byte gives one)."""
+    from pvdkit.types import Command
+
+    w = OmniPvdWriter(MemoryStream())
+    c = w.register_class("Thing")
+    tags = w.register_unique_list_attribute(c, "tags", DataType.UINT32)
+    val = w.register_attribute(c, "val", DataType.UINT32, 1)
+    w.create_object(1, c, 0x1000, "thing")
+    w.start_frame(1, 1)
+    seven, five = (7).to_bytes(4, "little"), (5).to_bytes(4, "little")
+    w._write_attr(Command.SET_ATTRIBUTE, 1, 0x1000, w._path(tags, True), seven)
+    w._write_attr(Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE, 1, 0x1000, w._path(val, False), five)
+    w.stop_frame(1, 1)
+    path.write_bytes(w.stream.getvalue())
+    return path
+
+
+def test_commands_of_the_other_family_than_their_attribute_are_compared_and_named(tmp_path):
+    """diff asserted (internal error); series dropped them without a word."""
+    bad = _wrong_families(tmp_path / "families.ovd")
+    same = _run_cli("diff", str(bad), str(bad))
+    _no_traceback(same)
+    assert same.returncode == 0, same.stderr
+    ok = tmp_path / "ok.ovd"
+    w = OmniPvdWriter(MemoryStream())
+    c = w.register_class("Thing")
+    tags = w.register_unique_list_attribute(c, "tags", DataType.UINT32)
+    val = w.register_attribute(c, "val", DataType.UINT32, 1)
+    w.create_object(1, c, 0x1000, "thing")
+    w.start_frame(1, 1)
+    w.add_to_unique_list_attribute(1, 0x1000, tags, 7)
+    w.set_attribute(1, 0x1000, val, 5)
+    w.stop_frame(1, 1)
+    ok.write_bytes(w.stream.getvalue())
+    differ = _run_cli("diff", str(bad), str(ok))
+    _no_traceback(differ)
+    assert differ.returncode == 1 and "tags" in differ.stdout and "val" in differ.stdout
+    for spec, message in (("tags", "is a unique-list attribute, but the stream sends it 1 set_attribute"),
+                          ("val", "is a plain attribute, but the stream sends it 1 add/remove")):
+        p = _run_cli("series", str(bad), f"Thing.{spec}")
+        assert p.returncode == 0 and f"pvdkit: warning: {bad}: thing.{spec} {message}" in p.stderr, p.stderr
+
+
+def test_info_prints_names_that_are_no_utf8_on_a_strict_terminal(tmp_path):
+    """PhysX writes char* names verbatim; a strict UTF-8 stdout (any UTF-8 locale) made info fail."""
+    w = OmniPvdWriter(MemoryStream())
+    c = w.register_class(b"Car\xff")
+    w.create_object(1, c, 0x1000, b"car\xfe")
+    w.start_frame(1, 1)
+    w.stop_frame(1, 1)
+    path = tmp_path / "names.ovd"
+    path.write_bytes(w.stream.getvalue())
+    p = _run_cli("info", str(path), env={"PYTHONIOENCODING": "utf-8"})
+    _no_traceback(p)
+    assert p.returncode == 0 and "Car\\xff" in p.stdout
