@@ -770,7 +770,7 @@ def _printable(text: str) -> str:
 
 def _text_cell(c: Any, col: int) -> str:
     if col == 1 and isinstance(c, float):  # seconds: microseconds resolve PhysX's and simcore's steps
-        return f"{c:.6f}"
+        return f"{c:.6f}" if abs(c) < 1e9 else f"{c:.6g}"  # (a hostile clock: no 300-digit column)
     if col == 3 and isinstance(c, int):  # the handle
         return hex(c)
     if isinstance(c, float):

@@ -484,6 +484,9 @@ class TimeBase:
     step_dt: float | None = None
     steps: int = 0
     frames_per_step: int | None = None
+    #: A time source that was recorded but holds no clock (NaN, infinite, negative steps or a
+    #: time running backwards): named in :attr:`description`, not used.
+    unusable: str = ""
 
     @property
     def known(self) -> bool:
@@ -511,6 +514,9 @@ class TimeBase:
     @property
     def description(self) -> str:
         """One line for people: where the seconds come from, or why there are none."""
+        if self.seconds is None and self.unusable:
+            return (f"frame timestamps: {self.timestamps} (the producer's numbers); {self.unusable} holds no "
+                    "clock (NaN, infinite, negative or decreasing values), so they map to no seconds")
         if self.seconds is None:
             return (f"frame timestamps: {self.timestamps} (the producer's numbers); the recording has no "
                     "PxScene.elapsedTime or Simulation.time that maps them to seconds")
@@ -535,7 +541,8 @@ def _timestamp_kind(frames: Frames, sample_frames: np.ndarray, seconds: np.ndarr
         return "frame counter"
     ok = sample_frames[(sample_frames >= 0) & (sample_frames < n)]
     if seconds is not None and len(ok):
-        ns = np.round(seconds[ok] * 1e9)
+        with np.errstate(over="ignore", invalid="ignore"):  # a clock beyond 1e299 s: no nanoseconds
+            ns = np.round(seconds[ok] * 1e9)
         if np.all(np.abs(frames.start[ok].astype(np.float64) - ns) <= 1.0):
             return "ns"
     return "unknown"
@@ -545,6 +552,7 @@ def _time_base(rec: Recording) -> TimeBase:
     """Read the recording's step lengths (see :class:`TimeBase`)."""
     n = len(rec.frames)
     at = np.arange(n, dtype=np.int64)
+    unusable = ""
     for cls_name, attr in TIME_SOURCES:
         if cls_name not in rec.classes:
             continue
@@ -557,6 +565,10 @@ def _time_base(rec: Recording) -> TimeBase:
                 continue
             values = s.raw.astype(np.float64)
             fr = s.frames.astype(np.int64)
+            steps = values if attr == "elapsedTime" else np.diff(values)
+            if not np.isfinite(values).all() or (steps < 0).any():  # no clock: try the next source
+                unusable = unusable or f"{cls_name}.{attr}"
+                continue
             if attr == "elapsedTime":  # one step's dt each, in the step's last frame
                 ends = np.cumsum(values)
                 seconds = ends[np.minimum(np.searchsorted(fr, at, "left"), len(ends) - 1)]
@@ -568,7 +580,7 @@ def _time_base(rec: Recording) -> TimeBase:
             per_step = round((fr[-1] - fr[0]) / (len(fr) - 1)) if len(fr) > 1 else max(n, 1)
             return TimeBase(f"{cls_name}.{attr}", _timestamp_kind(rec.frames, fr, seconds), seconds,
                             _median(dts) if len(dts) else None, len(values), max(int(per_step), 1))
-    return TimeBase("", _timestamp_kind(rec.frames, np.zeros(0, np.int64), None), None)
+    return TimeBase("", _timestamp_kind(rec.frames, np.zeros(0, np.int64), None), None, unusable=unusable)
 
 
 def _median(x: np.ndarray) -> float:

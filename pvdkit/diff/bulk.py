@@ -937,7 +937,8 @@ def _numeric_stats(g: _Group, a: np.ndarray, b: np.ndarray, sseg: np.ndarray, m:
     comp = np.zeros(m, np.int64)
     rows = first[has]
     if len(rows):
-        d = np.abs(a[rows].astype(np.float64) - b[rows].astype(np.float64))
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: not finite, skipped below
+            d = np.abs(a[rows].astype(np.float64) - b[rows].astype(np.float64))
         comp[has] = np.where(np.isfinite(d), d, -1.0).argmax(axis=1)
     idx = ent[has]
     found.max_abs[idx] = smax[has]

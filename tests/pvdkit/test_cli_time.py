@@ -107,6 +107,35 @@ def test_a_recording_without_a_clock_says_so(tmp_path):
         rec.seconds(0)
 
 
+@pytest.mark.parametrize("times", [[0.0, np.nan, 0.2], [0.0, np.inf, 0.2], [0.0, 0.2, 0.1],
+                                   [0.0, 1e308, 2e308]])
+def test_a_clock_that_is_no_clock_is_named_not_used(times, tmp_path, capsys):
+    """NaN, infinite or decreasing Simulation.time (fuzzing): it gave 'steps of nan ms' and numpy's
+    bare 'overflow encountered in multiply' warning; now seconds are unknown and say why."""
+    import warnings
+
+    from pvdkit.types import DataType
+    from pvdkit.writer import OmniPvdWriter
+
+    w = OmniPvdWriter(MemoryStream())
+    c = w.register_class("Simulation")
+    t = w.register_attribute(c, "time", DataType.FLOAT64, 1)
+    w.create_object(1, c, 1, "Simulation")
+    for k, v in enumerate(times, start=1):
+        w.start_frame(1, k)
+        w.set_attribute(1, 1, t, v)
+        w.stop_frame(1, k)
+    path = tmp_path / "clock.ovd"
+    path.write_bytes(w.stream.getvalue())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy RuntimeWarning gets out
+        tb = Recording.open(path).time_base
+        assert not tb.known and "Simulation.time holds no clock" in tb.description
+        assert cli.main(["info", str(path)]) == 0 and cli.main(["series", str(path), "Simulation.time"]) == 0
+    out = capsys.readouterr().out
+    assert "time: unknown — " in out and "nan ms" not in out
+
+
 # ------------------------------------------------------------------------------------- info
 
 
