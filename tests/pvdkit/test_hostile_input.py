@@ -651,9 +651,10 @@ def test_series_of_empty_payloads_read_everywhere(tmp_path):
         assert len(s) == 1 and s.values[0].size == 0
 
 
-def _wrong_families(path: Path) -> Path:
-    """SET_ATTRIBUTE on a unique-list attribute and ADD_TO_UNIQUE_LIST on a plain one: a stream
-    breaking its own registration (a flipped command byte gives one)."""
+def _families(path: Path, *, wrong: bool) -> Path:
+    """An object's unique-list ``tags`` and plain ``val``, each set once; ``wrong``: with the
+    command of the other family (SET_ATTRIBUTE on the list, ADD_TO_UNIQUE_LIST on the plain
+    attribute) — a stream breaking its own registration, as a flipped command byte gives."""
     from pvdkit.types import Command
 
     w = OmniPvdWriter(MemoryStream())
@@ -662,9 +663,13 @@ def _wrong_families(path: Path) -> Path:
     val = w.register_attribute(c, "val", DataType.UINT32, 1)
     w.create_object(1, c, 0x1000, "thing")
     w.start_frame(1, 1)
-    seven, five = (7).to_bytes(4, "little"), (5).to_bytes(4, "little")
-    w._write_attr(Command.SET_ATTRIBUTE, 1, 0x1000, w._path(tags, True), seven)
-    w._write_attr(Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE, 1, 0x1000, w._path(val, False), five)
+    if wrong:
+        seven, five = (7).to_bytes(4, "little"), (5).to_bytes(4, "little")
+        w._write_attr(Command.SET_ATTRIBUTE, 1, 0x1000, w._path(tags, True), seven)
+        w._write_attr(Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE, 1, 0x1000, w._path(val, False), five)
+    else:
+        w.add_to_unique_list_attribute(1, 0x1000, tags, 7)
+        w.set_attribute(1, 0x1000, val, 5)
     w.stop_frame(1, 1)
     path.write_bytes(w.stream.getvalue())
     return path
@@ -672,21 +677,11 @@ def _wrong_families(path: Path) -> Path:
 
 def test_commands_of_the_other_family_than_their_attribute_are_compared_and_named(tmp_path):
     """diff asserted (internal error); series dropped them without a word."""
-    bad = _wrong_families(tmp_path / "families.ovd")
+    bad = _families(tmp_path / "families.ovd", wrong=True)
+    ok = _families(tmp_path / "ok.ovd", wrong=False)
     same = _run_cli("diff", str(bad), str(bad))
     _no_traceback(same)
     assert same.returncode == 0, same.stderr
-    ok = tmp_path / "ok.ovd"
-    w = OmniPvdWriter(MemoryStream())
-    c = w.register_class("Thing")
-    tags = w.register_unique_list_attribute(c, "tags", DataType.UINT32)
-    val = w.register_attribute(c, "val", DataType.UINT32, 1)
-    w.create_object(1, c, 0x1000, "thing")
-    w.start_frame(1, 1)
-    w.add_to_unique_list_attribute(1, 0x1000, tags, 7)
-    w.set_attribute(1, 0x1000, val, 5)
-    w.stop_frame(1, 1)
-    ok.write_bytes(w.stream.getvalue())
     differ = _run_cli("diff", str(bad), str(ok))
     _no_traceback(differ)
     assert differ.returncode == 1 and "tags" in differ.stdout and "val" in differ.stdout
