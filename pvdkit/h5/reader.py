@@ -972,6 +972,8 @@ def _read(src: _Source, version: Version) -> RecordingData:
     incomplete = _incomplete_reason(f, src)
     if incomplete is not None and err is None:
         err = f"{name}: incomplete recording: {incomplete}; it holds the frames written before"
+    if err is None and counts_cache is not None:
+        err = _tables_against_counts(name, counts_cache, len(regs), objects, len(frames), len(messages))
     return RecordingData(
         version=version,
         source_name=name,
@@ -990,6 +992,27 @@ def _read(src: _Source, version: Version) -> RecordingData:
         preload=samples.preload,
         sample_blocks=samples.sample_blocks,
     )
+
+
+def _tables_against_counts(name: str, counts: dict[str, int], n_regs: int, objects: ObjectTable,
+                           n_frames: int, n_messages: int) -> str | None:
+    """Why the tables of a closed file disagree with the command counts its writer stored on
+    closing (a table cut or edited after the fact), or None. Cheap: lengths only; what the
+    tables hold is still read and checked as it is used."""
+    registered = sum(counts[k] for k in ("register_class", "register_attribute", "register_enum",
+                                         "register_flags", "register_class_attribute",
+                                         "register_unique_list_attribute"))
+    created = int(np.count_nonzero(objects.create_command >= 0))
+    for what, rows, expected, command in (
+            ("/registry", n_regs, registered, "registrations"),
+            ("/objects", created, counts["create_object"], "create_object commands"),
+            ("/frames", n_frames, counts["start_frame"], "start_frame commands"),
+            ("/messages", n_messages, counts["record_message"], "record_message commands")):
+        if rows != expected:
+            return (f"{name}: {what} holds {rows:,} rows but the writer counted {expected:,} {command} "
+                    "when it closed the file: a table was cut or edited since; what it holds is read, "
+                    "the rest is missing")
+    return None
 
 
 def _series(src: _Source, n_objects: int, n_paths: int) -> np.ndarray:

@@ -703,3 +703,15 @@ def test_info_prints_names_that_are_no_utf8_on_a_strict_terminal(tmp_path):
     p = _run_cli("info", str(path), env={"PYTHONIOENCODING": "utf-8"})
     _no_traceback(p)
     assert p.returncode == 0 and "Car\\xff" in p.stdout
+
+
+@pytest.mark.parametrize("table", ["registry/attributes", "frames", "messages"])
+def test_a_table_cut_after_closing_is_named_not_read_silently(every_h5, tmp_path, table):
+    """A closed file's tables must agree with the command counts its writer stored: a table cut
+    with h5py opened without a word before (fuzzing), and read as a smaller recording."""
+    cut = _edited(every_h5, tmp_path / "cut.h5", lambda f: f[table].resize((f[table].shape[0] // 2,)))
+    with pytest.warns(PvdWarning, match=r"holds .* rows but the writer counted .* when it closed the file"):
+        Recording.open(cut).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Recording.open(every_h5).close()  # the intact file: no warning
