@@ -48,7 +48,7 @@ import numpy as np
 
 from pvdkit.lazy import LazyCommand
 from pvdkit.outputs import path_argument, require_input
-from pvdkit.terminal import ProgressBar, format_table, on_terminal
+from pvdkit.terminal import ProgressBar, format_table, on_terminal, printable
 from pvdkit.types import Command, DataType, PvdError, PvdWarning
 
 if TYPE_CHECKING:
@@ -409,11 +409,11 @@ def _info_run(args: argparse.Namespace) -> int:
     if vehicles:
         out.write(f"vehicles ({len(vehicles)}):\n")
         shown = vehicles[:MAX_INFO_VEHICLES]
-        w = max(len(_printable(v["name"])) for v in shown)
-        kw = max(len(_printable(v["kind"])) for v in shown)
+        w = max(len(printable(v["name"])) for v in shown)
+        kw = max(len(printable(v["kind"])) for v in shown)
         for v in shown:
             wheels = f"{v['wheels']} wheel{'s' if v['wheels'] != 1 else ''}"
-            out.write(f"  {_printable(v['name']):<{w}}  {_printable(v['kind']):<{kw}}  {wheels}\n")
+            out.write(f"  {printable(v['name']):<{w}}  {printable(v['kind']):<{kw}}  {wheels}\n")
         if len(vehicles) > len(shown):
             out.write(f"  … and {len(vehicles) - len(shown):,} more (--json lists them all)\n")
     out.write("commands:\n")
@@ -422,9 +422,9 @@ def _info_run(args: argparse.Namespace) -> int:
         out.write(f"  {k:<{width}}  {v:>12,}\n")
     if d["top_classes"]:
         out.write("top classes by object count:\n")
-        w = max(len(_printable(t["class"])) for t in d["top_classes"])
+        w = max(len(printable(t["class"])) for t in d["top_classes"])
         for t in d["top_classes"]:  # a class name with bytes that are no UTF-8 prints them escaped
-            out.write(f"  {_printable(t['class']):<{w}}  {t['objects']:>8,}\n")
+            out.write(f"  {printable(t['class']):<{w}}  {t['objects']:>8,}\n")
     return 0
 
 
@@ -755,17 +755,12 @@ def _series_run(args: argparse.Namespace) -> int:
 
 def _csv_cell(c: Any, col: int = -1) -> Any:
     if isinstance(c, str):
-        return _printable(c)
+        return printable(c)
     if col == 3 and isinstance(c, int):  # the handle, as the table, the viewer and --object show it
         return hex(c)
     if isinstance(c, np.floating):  # in full: a float64 reader gets the recorded float32 exactly
         return repr(float(c))
     return repr(c) if isinstance(c, float) else c
-
-
-def _printable(text: str) -> str:
-    """Text with undecodable bytes (kept as surrogates) shown as ``\\xNN`` instead of failing."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _text_cell(c: Any, col: int) -> str:
@@ -777,7 +772,7 @@ def _text_cell(c: Any, col: int) -> str:
         return f"{c:.9g}"
     if isinstance(c, np.floating):
         return str(c)
-    return _printable(str(c))
+    return printable(str(c))
 
 
 # ============================================================================================

@@ -838,7 +838,9 @@ class ListSeries:
         self.attribute = path[-1] if path else None
         self.frames = samples.frames
         self.samples = samples
-        self.added = samples.ops == Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE
+        # No samples may come without ops (an .h5 series with no segment rows): no changes, then.
+        ops = samples.ops if samples.ops is not None else np.zeros(len(samples.frames), np.uint8)
+        self.added = ops == Command.ADD_TO_UNIQUE_LIST_ATTRIBUTE
         self._kind, self._dtype = _decode_kind(self.attribute)
 
     def __repr__(self) -> str:

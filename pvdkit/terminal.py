@@ -12,7 +12,14 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-__all__ = ["ProgressBar", "format_table", "on_terminal"]
+__all__ = ["ProgressBar", "format_table", "on_terminal", "printable"]
+
+
+def printable(text: str) -> str:
+    """``text`` with the bytes of a name that are no UTF-8 (PhysX writes ``char*`` names
+    verbatim; pvdkit keeps them as surrogates) shown as ``\\xNN``: what any UTF-8 output — a
+    strict terminal, a report file, XML, a plot title — can hold."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def on_terminal(stream: TextIO | None = None) -> bool:

@@ -362,7 +362,7 @@ class OmniPvdWriter:
             raise PvdError(f"class {name!r}: stream version {_vs(self.version)} has no base classes")
         self._emit(RegisterClass(handle, name, base_class).encode(self.version))
         self._last_class = handle
-        self._classes[handle] = (name, base_class)
+        self._classes[handle] = (_as_text(name), base_class)
         return handle
 
     def register_attribute(
@@ -424,7 +424,7 @@ class OmniPvdWriter:
         handle = command.attribute_handle
         self._last_attribute = handle
         self._attributes[handle] = AttributeInfo(
-            handle, command.class_handle, command.name, kind, data_type, nb, ref_class, value
+            handle, command.class_handle, _as_text(command.name), kind, data_type, nb, ref_class, value
         )
         return handle
 
@@ -761,6 +761,14 @@ def _writable_version(version: Version) -> Version:
         raise PvdError(f"OmniPvdWriter(version={version!r}): stream version {_vs(v)} is older than "
                        f"{_vs(OLDEST_WRITABLE_VERSION)}, the oldest pvdkit reads; {span}")
     return check_version(v, "writer")
+
+
+def _as_text(name: str | bytes | bytearray | memoryview | None) -> str:
+    """A name given as bytes (PhysX's ``char*``, possibly no UTF-8) as the reader shows it: str,
+    undecodable bytes kept as surrogates (``surrogateescape``); None is the empty name."""
+    if name is None or isinstance(name, str):
+        return name or ""
+    return bytes(name).decode("utf-8", "surrogateescape")
 
 
 def _check_name(text: object, what: str) -> None:

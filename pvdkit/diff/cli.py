@@ -127,6 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     from pvdkit.diff.engine import compare_files
     from pvdkit.diff.report import format_text, headline, to_json, write_json, write_junit
     from pvdkit.memory import avoid_huge_pages
+    from pvdkit.terminal import printable
 
     _check_arguments(args)
     avoid_huge_pages()  # this process is the command's own: its memory settings are ours to set
@@ -142,10 +143,11 @@ def _run(args: argparse.Namespace) -> int:
         write_json(res, args.json, what="--json")
     if args.junit:
         write_junit(res, args.junit, what="--junit")
+    # Names that are no UTF-8 print escaped (\xff): a strict UTF-8 stdout cannot hold them raw.
     if args.quiet:
-        text_out.write(headline(res) + "\n")
+        text_out.write(printable(headline(res)) + "\n")
     else:
-        text_out.write(format_text(res, max_report=args.max_report))
+        text_out.write(printable(format_text(res, max_report=args.max_report)))
     text_out.flush()
     return res.exit_status
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from pvdkit import plots
 from pvdkit.diff.report import at_time
+from pvdkit.terminal import printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -134,8 +135,9 @@ def _figures(cmp: Comparison, res: DiffResult, series: list[SeriesDiff]) -> Iter
         err = f"max|a-b| {s.max_abs:.4g}" if s.max_abs is not None else s.status
         sub = (f"A {os.path.basename(res.a)}  B {os.path.basename(res.b)}  first divergence: frame "
                f"{s.first_frame}{ft}  {err}  {s.tolerance.describe()}")
-        fig = plot_series(al.frames, al.a, al.b, al.band, title=f"{s.object}.{s.attribute}{comp}  ({s.cls})",
-                          subtitle=sub, first_frame=s.first_frame)
+        title = printable(f"{s.object}.{s.attribute}{comp}  ({s.cls})")  # matplotlib takes no raw bytes
+        fig = plot_series(al.frames, al.a, al.b, al.band, title=title, subtitle=printable(sub),
+                          first_frame=s.first_frame)
         yield f"{rank:02d}_{_slug(f'{s.object}.{s.attribute}')}.png", fig
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pvdkit import outputs
 from pvdkit.diff.result import DiffResult, SeriesDiff
+from pvdkit.terminal import printable
 
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ET
@@ -341,5 +342,6 @@ def write_junit(res: DiffResult, path: str | os.PathLike, *, what: str = "JUnit 
 
 
 def _write(path: str | os.PathLike, text: str, what: str) -> None:
-    """Write a report atomically; a missing folder is an error (never created)."""
-    outputs.write_text(path, text, what)
+    """Write a report atomically; a missing folder is an error (never created). Names that are
+    no UTF-8 are written escaped (``\\xff``): a report file is UTF-8 text, XML or JSON."""
+    outputs.write_text(path, printable(text), what)

@@ -105,6 +105,8 @@ class _Source:
         if limit is _FROM_FILE:
             limit = _committed_rows(f, name)
         self.limit: dict[str, int] | None = limit  # type: ignore[assignment]
+        #: Frames of the recording, once /frames was read: sample frames must lie in -1 .. n - 1.
+        self.n_frames: int | None = None
 
     def error(self, where: str, what: str) -> PvdError:
         return PvdError(f"{self.name}: {where}: {what}")
@@ -726,6 +728,11 @@ class _H5Samples:
                         raise src.error(ds.name, f"cannot read it ({exc})") from None
                 else:
                     arrays[k] = src.read(ds, 0, hi, inflate=True)
+            fr = arrays["frames"]
+            if fr is not None and len(fr) and src.n_frames is not None \
+                    and (int(fr.min()) < -1 or int(fr.max()) >= src.n_frames):
+                bad = np.flatnonzero((fr < -1) | (fr >= src.n_frames))
+                _check_frames(src, cur.frames, fr[bad[0]:bad[0] + 1], int(bad[0]))
             self.pools[p] = _Pool(**arrays)
         self.loaded = True
 
@@ -917,6 +924,7 @@ def _read(src: _Source, version: Version) -> RecordingData:
         o["destroy_command"].astype(np.int64),
     )
     fr = src.table("frames", FRAME_DTYPE)
+    src.n_frames = len(fr)
     frames = FrameTable(
         fr["context"].astype(np.uint64),
         fr["start"].astype(np.uint64),
@@ -973,7 +981,13 @@ def _read(src: _Source, version: Version) -> RecordingData:
     if incomplete is not None and err is None:
         err = f"{name}: incomplete recording: {incomplete}; it holds the frames written before"
     if err is None and counts_cache is not None:
-        err = _tables_against_counts(name, counts_cache, len(regs), objects, len(frames), len(messages))
+        err = _tables_against_counts(name, counts_cache, len(regs), objects, len(frames), len(messages),
+                                     int(seg["count"].sum()))
+    tail = f.get("log/tail")
+    if err is None and isinstance(tail, h5py.Dataset) and tail.shape and tail.shape[0]:
+        # Only a damaged stream leaves bytes after its last command: the file says it is not.
+        err = (f"{name}: /log/tail holds {tail.shape[0]:,} bytes after the last command, yet the file "
+               "records no damage: it was edited since; the stream rebuilt from it ends damaged there")
     return RecordingData(
         version=version,
         source_name=name,
@@ -995,7 +1009,7 @@ def _read(src: _Source, version: Version) -> RecordingData:
 
 
 def _tables_against_counts(name: str, counts: dict[str, int], n_regs: int, objects: ObjectTable,
-                           n_frames: int, n_messages: int) -> str | None:
+                           n_frames: int, n_messages: int, n_samples: int) -> str | None:
     """Why the tables of a closed file disagree with the command counts its writer stored on
     closing (a table cut or edited after the fact), or None. Cheap: lengths only; what the
     tables hold is still read and checked as it is used."""
@@ -1007,9 +1021,12 @@ def _tables_against_counts(name: str, counts: dict[str, int], n_regs: int, objec
             ("/registry", n_regs, registered, "registrations"),
             ("/objects", created, counts["create_object"], "create_object commands"),
             ("/frames", n_frames, counts["start_frame"], "start_frame commands"),
-            ("/messages", n_messages, counts["record_message"], "record_message commands")):
+            ("/messages", n_messages, counts["record_message"], "record_message commands"),
+            ("/segments", n_samples, counts["set_attribute"] + counts["add_to_unique_list"]
+             + counts["remove_from_unique_list"], "attribute commands")):
         if rows != expected:
-            return (f"{name}: {what} holds {rows:,} rows but the writer counted {expected:,} {command} "
+            held = f"{rows:,} samples" if what == "/segments" else f"{rows:,} rows"
+            return (f"{name}: {what} holds {held} but the writer counted {expected:,} {command} "
                     "when it closed the file: a table was cut or edited since; what it holds is read, "
                     "the rest is missing")
     return None
@@ -1074,6 +1091,21 @@ def _pool_order_checked(src: _Source) -> list[str]:
     return names
 
 
+def _check_frames(src: _Source, ds: h5py.Dataset | np.ndarray, frames: np.ndarray, a: int) -> None:
+    """A segment's sample frames lie in -1 .. (frames - 1) and never go back: they are the frames
+    of the series' commands in stream order (an edited pool would read as other data)."""
+    n = src.n_frames
+    if n is None or not len(frames):
+        return
+    bad = (frames < -1) | (frames >= n)
+    bad[1:] |= frames[1:] < frames[:-1]
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        name = ds.name if isinstance(ds, h5py.Dataset) else "frames"
+        raise src.error(name, f"sample {a + i} is in frame {int(frames[i])}: expected a frame -1 .. {n - 1}, "
+                              "not before the sample ahead of it")
+
+
 def _read_segment(p: _Pool, a: int, c: int, src: _Source) -> Samples:
     """Samples ``a .. a + c`` of pool ``p`` (a checked segment), read and checked: a variable
     pool's samples must follow each other in ``values`` and lie inside it."""
@@ -1082,6 +1114,7 @@ def _read_segment(p: _Pool, a: int, c: int, src: _Source) -> Samples:
         return src.read(x, lo, hi) if isinstance(x, h5py.Dataset) else x[lo:hi]
 
     frames = rows(p.frames, a, a + c).astype(np.int32)
+    _check_frames(src, p.frames, frames, a)
     ops = rows(p.ops, a, a + c).astype(np.uint8) if p.ops is not None else None
     item = p.values.dtype.itemsize
     if p.starts is None:

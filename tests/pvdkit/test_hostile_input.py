@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import struct
 import subprocess
@@ -691,18 +692,57 @@ def test_commands_of_the_other_family_than_their_attribute_are_compared_and_name
         assert p.returncode == 0 and f"pvdkit: warning: {bad}: thing.{spec} {message}" in p.stderr, p.stderr
 
 
-def test_info_prints_names_that_are_no_utf8_on_a_strict_terminal(tmp_path):
-    """PhysX writes char* names verbatim; a strict UTF-8 stdout (any UTF-8 locale) made info fail."""
+def _odd_names(path: Path, value: float) -> Path:
     w = OmniPvdWriter(MemoryStream())
     c = w.register_class(b"Car\xff")
+    v = w.register_attribute(c, "v", DataType.FLOAT32, 1)
     w.create_object(1, c, 0x1000, b"car\xfe")
     w.start_frame(1, 1)
+    w.set_attribute(1, 0x1000, v, value)
     w.stop_frame(1, 1)
-    path = tmp_path / "names.ovd"
     path.write_bytes(w.stream.getvalue())
-    p = _run_cli("info", str(path), env={"PYTHONIOENCODING": "utf-8"})
+    return path
+
+
+def test_names_that_are_no_utf8_print_escaped_everywhere(tmp_path):
+    """PhysX writes char* names verbatim; a strict UTF-8 stdout (any UTF-8 locale) made info and
+    diff fail, and diff's JUnit file failed in every locale (fuzzing)."""
+    a, b = _odd_names(tmp_path / "a.ovd", 1.5), _odd_names(tmp_path / "b.ovd", 2.5)
+    strict = {"PYTHONIOENCODING": "utf-8"}
+    p = _run_cli("info", str(a), env=strict)
     _no_traceback(p)
     assert p.returncode == 0 and "Car\\xff" in p.stdout
+    junit = tmp_path / "j.xml"
+    p = _run_cli("diff", str(a), str(b), "--junit", str(junit), env=strict)
+    _no_traceback(p)
+    assert p.returncode == 1 and "car\\xfe" in p.stdout and "Car\\xff" in junit.read_text(encoding="utf-8")
+
+
+def test_h5_tables_that_contradict_the_log_are_named(every_h5, tmp_path):
+    """Edited .h5 files that opened as other data without a word (fuzzing): a list series whose
+    segment row was deleted (diff crashed), samples moved to a frame that does not exist, bytes
+    after the last command of a file that records no damage."""
+    def drop_last_segment(f):
+        f["segments"].resize((f["segments"].shape[0] - 1,))
+
+    def far_frame(f):
+        pool = next(g for g in f["pools"].values() if "frames" in g and g["frames"].shape[0] > 1)
+        pool["frames"][1] = 1_000_000
+
+    def tail(f):
+        del f["log/tail"]
+        f["log"].create_dataset("tail", data=np.frombuffer(b"\x01\x02\x03", np.uint8))
+
+    for edit, message in ((drop_last_segment, r"/segments holds .* samples but the writer counted"),
+                          (far_frame, r"frames: sample \d+ is in frame 1000000: expected a frame -1 \.\. "),
+                          (tail, r"/log/tail holds 3 bytes after the last command, yet the file records no")):
+        bad = _edited(every_h5, tmp_path / f"{edit.__name__}.h5", edit)
+        for argv in (["info", str(bad)], ["diff", str(bad), str(every_h5)]):
+            p = _run_cli(*argv)
+            _no_traceback(p)
+            said = " ".join((p.stderr + p.stdout).split()).replace("/ ", "/")  # diff: in its report
+            assert re.search(message, said) or edit is far_frame and argv[0] == "info", \
+                (argv, said)
 
 
 @pytest.mark.parametrize("table", ["registry/attributes", "frames", "messages"])
