@@ -57,6 +57,17 @@ def _sender(port: int, data: bytes, **kw) -> threading.Thread:
     return t
 
 
+def _send_rest(sock: socket.socket, data: bytes, rate: float) -> None:
+    """Send ``data`` on an open connection in 2,000-byte pieces at about ``rate`` bytes/s, then close."""
+    start = time.monotonic()
+    for i in range(0, len(data), 2000):
+        sock.sendall(data[i:i + 2000])
+        ahead = start + (i + 2000) / rate - time.monotonic()
+        if ahead > 0:
+            time.sleep(ahead)
+    sock.close()
+
+
 def _live(tmp_path: Path, save: str | None = "live.h5") -> tuple[Workspace, TcpFeed]:
     """A workspace showing a started TcpFeed on a free port (recording into ``tmp_path/save``)."""
     feed = TcpFeed("127.0.0.1:0", str(tmp_path / save) if save else None)
@@ -396,13 +407,18 @@ def test_the_window_shows_a_live_stream_growing_and_offers_to_keep_it(qtbot, tmp
     assert feed is not None and not win.timeline.follow_button.isHidden()
     assert win.timeline.follow_button.isChecked()
     cut = _cut_inside_command(whole, 0.7)
-    _sender(feed.port, stream[:cut], seed=11, max_piece=2500, rate=500e3)
+    first = _cut_inside_command(whole, 0.3)
     slider_max = []
 
     def grown():
         slider_max.append(win.timeline.slider.maximum())
         return not feed.running and not win._live_timer.isActive()
 
+    # A first part, shown before the rest comes: on a loaded machine the window's first refresh
+    # (the object graph, the start view) can outlast a whole stream sent at once.
+    sock = send(feed.port, PREAMBLE + stream[:first], seed=11, max_piece=2500, rate=500e3, keep_open=True)
+    qtbot.waitUntil(lambda: grown() or win.timeline.slider.maximum() > 0, timeout=60_000)
+    threading.Thread(target=_send_rest, args=(sock, stream[first:cut], 500e3), daemon=True).start()
     qtbot.waitUntil(grown, timeout=60_000)
     expected = _prefix(stream, cut, tmp_path)
     ws = win.workspace
