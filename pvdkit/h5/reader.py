@@ -28,6 +28,7 @@ from pvdkit.h5.layout import (
     PATH_DTYPE,
     SEGMENT_DTYPE,
     SERIES_DTYPE,
+    STOP_DTYPE,
     _counts_from,
     _dec,
 )
@@ -983,6 +984,8 @@ def _read(src: _Source, version: Version) -> RecordingData:
     if err is None and counts_cache is not None:
         err = _tables_against_counts(name, counts_cache, len(regs), objects, len(frames), len(messages),
                                      int(seg["count"].sum()))
+    if err is None:
+        err = _stops_against_frames(src, frames)
     tail = f.get("log/tail")
     if err is None and isinstance(tail, h5py.Dataset) and tail.shape and tail.shape[0]:
         # Only a damaged stream leaves bytes after its last command: the file says it is not.
@@ -1006,6 +1009,27 @@ def _read(src: _Source, version: Version) -> RecordingData:
         preload=samples.preload,
         sample_blocks=samples.sample_blocks,
     )
+
+
+def _stops_against_frames(src: _Source, frames: FrameTable) -> str | None:
+    """Why ``/frame_stops`` (what a rebuilt ``.ovd`` holds) disagrees with the stops ``/frames``
+    shows (what the reader answers), or None: the writer fills both from the same commands, so
+    a disagreement is an edit made since."""
+    if src.get("frame_stops") is None:
+        return None
+    st = src.table("frame_stops", STOP_DTYPE)
+    closing = st[st["frame"] >= 0]
+    f = closing["frame"].astype(np.int64)
+    bad = f >= len(frames.start)
+    ok = ~bad
+    bad[ok] |= ~frames.stopped[f[ok]] | (frames.stop[f[ok]] != closing["time"][ok]) \
+        | (frames.context[f[ok]] != closing["context"][ok])
+    if not bad.any():
+        return None
+    i = int(np.flatnonzero(bad)[0])
+    return (f"{src.name}: /frame_stops row closing frame {int(f[i])} disagrees with /frames (context, "
+            "stop time or frame): the file was edited since it was written; the .ovd rebuilt from it "
+            "holds /frame_stops' values")
 
 
 def _tables_against_counts(name: str, counts: dict[str, int], n_regs: int, objects: ObjectTable,

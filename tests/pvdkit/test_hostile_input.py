@@ -721,7 +721,8 @@ def test_names_that_are_no_utf8_print_escaped_everywhere(tmp_path):
 def test_h5_tables_that_contradict_the_log_are_named(every_h5, tmp_path):
     """Edited .h5 files that opened as other data without a word (fuzzing): a list series whose
     segment row was deleted (diff crashed), samples moved to a frame that does not exist, bytes
-    after the last command of a file that records no damage."""
+    after the last command of a file that records no damage, a frame stop edited in one of
+    the two tables that hold it."""
     def drop_last_segment(f):
         f["segments"].resize((f["segments"].shape[0] - 1,))
 
@@ -733,9 +734,15 @@ def test_h5_tables_that_contradict_the_log_are_named(every_h5, tmp_path):
         del f["log/tail"]
         f["log"].create_dataset("tail", data=np.frombuffer(b"\x01\x02\x03", np.uint8))
 
+    def stop_context(f):
+        stops = f["frame_stops"][...]
+        stops["context"][1] = 2**63
+        f["frame_stops"][...] = stops
+
     for edit, message in ((drop_last_segment, r"/segments holds .* samples but the writer counted"),
                           (far_frame, r"frames: sample \d+ is in frame 1000000: expected a frame -1 \.\. "),
-                          (tail, r"/log/tail holds 3 bytes after the last command, yet the file records no")):
+                          (tail, r"/log/tail holds 3 bytes after the last command, yet the file records no"),
+                          (stop_context, r"/frame_stops row closing frame \d+ disagrees with /frames")):
         bad = _edited(every_h5, tmp_path / f"{edit.__name__}.h5", edit)
         for argv in (["info", str(bad)], ["diff", str(bad), str(every_h5)]):
             p = _run_cli(*argv)
