@@ -64,8 +64,9 @@ from pvdkit.recording import Attribute, Class, Object, Recording, Series
 from pvdkit.types import DataType, PvdError
 
 __all__ = ["NORM", "PART_DEPTH", "POSE_ELEMENTS", "POSE_WIDTH", "AttributeSpec", "ObjectNames", "Vehicle",
-           "VehicleInfo", "Wheel", "close_names", "find_vehicles", "handle_attributes", "handle_refs",
-           "is_pose", "names_of", "parse_element", "referenced", "resolve_spec", "split_element", "vehicles"]
+           "VehicleInfo", "Wheel", "close_names", "element_name", "find_vehicles", "handle_attributes",
+           "handle_refs", "is_pose", "names_of", "parse_element", "referenced", "resolve_spec",
+           "split_element", "vehicles"]
 
 #: Element selector of a vector's Euclidean length (``lngForce[norm]``).
 NORM = "norm"
@@ -701,16 +702,21 @@ def parse_element(text: str, width: int = 0, *, pose: bool = False, what: str = 
     raise PvdError(f"{head}expected {expected}")
 
 
+def element_name(i: int, width: int) -> str:
+    """Element ``i`` of a ``width``-element value as a selector names it: ``x``/``y``/``z``/``w``
+    in vectors of up to 4 elements, a pose's ``qx`` … ``qw`` and ``x``/``y``/``z``, else the index."""
+    if width == POSE_WIDTH:
+        return POSE_ELEMENTS[i]
+    return _AXES[i] if width <= len(_AXES) and i < len(_AXES) else str(i)
+
+
 def element_title(attr: str, element: int | str, width: int) -> str:
     """The column title of a selected element, one spelling for the CLI and the tables:
-    ``lngForce[z]`` (x/y/z/w for vectors of up to 4 elements), ``globalPose[qw]`` and
-    ``globalPose[z]`` (a pose's rotation and position), ``rest[5]``, ``|lngForce|``."""
+    ``lngForce[z]``, ``globalPose[qw]`` and ``globalPose[z]`` (a pose's rotation and
+    position), ``rest[5]``, ``|lngForce|``."""
     if element == NORM:
         return f"|{attr}|"
-    i = int(element)
-    if width == POSE_WIDTH:
-        return f"{attr}[{POSE_ELEMENTS[i]}]"
-    return f"{attr}[{'xyzw'[i]}]" if width <= 4 and i < 4 else f"{attr}[{i}]"
+    return f"{attr}[{element_name(int(element), width)}]"
 
 
 def check_element(what: str, element: int, width: int) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pvdkit.names import NORM, POSE_ELEMENTS, POSE_WIDTH, is_pose, resolve_spec
+from pvdkit.names import NORM, POSE_WIDTH, element_name, is_pose, resolve_spec
 from pvdkit.recording import ListSeries, Object, Recording
 from pvdkit.types import DataType, PvdError
 from viewer.model.downsample import zoh_values
@@ -31,19 +31,8 @@ from viewer.model.vehicles import Vehicle, vehicle_of
 #: or "norm" (the Euclidean length of the vector).
 Component = int | str | None
 
-_AXIS_NAMES = ("x", "y", "z", "w")
-
-
 class PlotError(PvdError):
     """An attribute that cannot be plotted (not numeric, unknown, no such component)."""
-
-
-def element_name(i: int, width: int = 3) -> str:
-    """An element as a selector names it: ``x``/``y``/``z``/``w`` in short vectors, a pose's
-    ``qx`` … ``qw`` and ``x``/``y``/``z`` (:data:`pvdkit.names.POSE_WIDTH`), else its index."""
-    if width == POSE_WIDTH:
-        return POSE_ELEMENTS[i]
-    return _AXIS_NAMES[i] if width <= 4 and i < 4 else str(i)
 
 
 def component_label(component: Component, width: int = 3) -> str:
