@@ -122,9 +122,9 @@ def _human_bytes(n: int) -> str:
 
 def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
     """``(VehicleParams, label)`` for a preset name (or ``tank`` / ``truck`` of the engine-drive
-    package), a PhysX ``Base.json`` (or its folder; the
-    drivetrain file beside it, ``DirectDrive.json`` or ``EngineDrive.json``, decides the kind),
-    or ready ``VehicleParams``; None means the default car."""
+    package), a PhysX ``Base.json`` or its folder (the drivetrain file beside it,
+    ``DirectDrive.json`` or ``EngineDrive.json``, decides the kind; with both, direct drive and a
+    note), or that drivetrain file itself, or ready ``VehicleParams``; None means the default car."""
     from simcore.presets import PRESETS, default_vehicle, load_preset
     from simcore.vehicle import VehicleParams
 
@@ -156,25 +156,37 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
     path = Path(name)
     if path.is_dir():
         path = path / "Base.json"
+    drivetrains = {"DirectDrive.json": "direct", "EngineDrive.json": "engine"}
+    chosen = path.name if path.name in drivetrains else None
+    if chosen is not None:  # a drivetrain file names the drivetrain; Base.json sits beside it
+        path = path.parent / "Base.json"
     if not path.is_file():
         known = ", ".join(vehicle_names())
-        raise RecordError(f"vehicle {name!r} is neither a preset ({known}) "
-                          "nor a PhysX vehicle JSON file (Base.json or a folder holding one)")
+        raise RecordError(f"vehicle {name!r} is neither a preset ({known}) nor a PhysX vehicle JSON file "
+                          "(Base.json, a folder holding one, or its DirectDrive.json / EngineDrive.json)")
     from simcore.io.physx_json import PhysXJsonError, load_physx_vehicle
 
     folder = path.parent
-    if (folder / "DirectDrive.json").is_file():
-        drivetrain_file, kind = folder / "DirectDrive.json", "direct"
-    elif (folder / "EngineDrive.json").is_file():
-        drivetrain_file, kind = folder / "EngineDrive.json", "engine"
-    else:
+    present = [f for f in drivetrains if (folder / f).is_file()]
+    if not present:
         raise RecordError(f"vehicle file {path}: no DirectDrive.json or EngineDrive.json beside it "
                           "to say which drivetrain it has")
+    if chosen is None:
+        chosen = present[0]
+        if len(present) > 1:
+            where = "this folder" if folder == Path(".") else str(folder)
+            print(f"note: {where} holds both DirectDrive.json and EngineDrive.json: recording direct drive "
+                  f"(name {folder / 'EngineDrive.json'} for the engine drive)", file=sys.stderr)
+    kind = drivetrains[chosen]
     try:
-        params = load_physx_vehicle(path, drivetrain_file, kind)
+        params = load_physx_vehicle(path, folder / chosen, kind)
     except PhysXJsonError as exc:  # names the file, the JSON path and what was expected
         raise RecordError(str(exc)) from None
-    return params, path.stem if path.stem != "Base" else folder.name
+    # The folder names the vehicle ("." as typed from inside it names nothing: resolve it); the
+    # engine drive of a folder that has both gets its own name, so its runs do not overwrite
+    # the direct drive's.
+    label = path.stem if path.stem != "Base" else folder.resolve().name or "vehicle"
+    return params, f"{label}_engine" if kind == "engine" and len(present) > 1 else label
 
 
 def open_writer(path: Path, source: str) -> OmniPvdWriter:
@@ -464,7 +476,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         f"'{DEFAULT_SCENARIO}' into recordings/default_{DEFAULT_SCENARIO}.h5.")
     p.add_argument("vehicle", nargs="?", default=None, metavar="VEHICLE",
                    help="a preset name (e.g. sedan, tank, truck, motorcycle, scooter), a PhysX vehicle "
-                        "JSON file (Base.json) or a Stingray .physics file")
+                        "JSON file (Base.json or its folder; DirectDrive.json or EngineDrive.json beside "
+                        "it picks the drivetrain) or a Stingray .physics file")
     from simcore.motorcycle import MOTORCYCLE_SCENARIOS
 
     every_scenario = list(dict.fromkeys([*SCENARIOS, *MOTORCYCLE_SCENARIOS]))  # `accelerate` is in both

@@ -292,3 +292,33 @@ def test_default_is_a_vehicle_name_and_errors_list_every_vehicle(tmp_path):
         load_vehicle_params("nosuch")
     for name in ("default", "sedan", "tank", "truck", "motorcycle", "scooter"):
         assert name in vehicle_names() and name in str(err.value)
+
+
+def test_vehicle_folder_names_the_vehicle_and_its_drivetrain_file_picks_the_kind(
+        tmp_path, monkeypatch, capsys) -> None:
+    """Base.json typed from inside its folder is named after the folder (not ""); a folder with
+    both drivetrain files records direct drive and says so; naming EngineDrive.json picks the
+    engine drive, under its own name so that its runs do not overwrite the direct drive's."""
+    folder = tmp_path / "mycar"
+    folder.mkdir()
+    for f in ("Base.json", "DirectDrive.json", "EngineDrive.json"):
+        (folder / f).write_bytes((DATA / f).read_bytes())
+    monkeypatch.chdir(folder)
+    params, label = load_vehicle_params("Base.json")
+    assert (label, params.drivetrain) == ("mycar", "direct")
+    err = capsys.readouterr().err
+    assert "this folder holds both DirectDrive.json and EngineDrive.json: recording direct drive" in err
+    params, label = load_vehicle_params(".")
+    assert label == "mycar"
+    capsys.readouterr()
+    params, label = load_vehicle_params("EngineDrive.json")
+    assert (label, params.drivetrain) == ("mycar_engine", "engine")
+    params, label = load_vehicle_params(folder / "DirectDrive.json")
+    assert (label, params.drivetrain) == ("mycar", "direct")
+    (folder / "DirectDrive.json").unlink()
+    params, label = load_vehicle_params(folder)
+    assert (label, params.drivetrain) == ("mycar", "engine")
+    assert capsys.readouterr().err == ""
+    (folder / "Base.json").unlink()
+    with pytest.raises(RecordError, match="EngineDrive.json"):
+        load_vehicle_params("EngineDrive.json")
