@@ -29,7 +29,7 @@ row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +62,7 @@ KEY_COLUMNS = ("time", "frame", "vehicle", "wheel", "object")
 #: ``wheel`` of a vehicle-level object in :func:`table` (pandas shows ``<NA>``).
 NO_WHEEL = -1
 
-ObjectSelector = str | Object | Wheel | Vehicle
+ObjectSelector = str | int | Object | Wheel | Vehicle
 VehicleSelector = str | Vehicle
 
 
@@ -192,7 +192,11 @@ def _vehicle_filter(rec: QueryRecording, selected: Any) -> set[int] | None:
     found = vehicles(rec)
     by_name = {v.name: v for v in found}
     out: set[int] = set()
-    for s in [selected] if isinstance(selected, (str, Vehicle)) else selected:
+    many = isinstance(selected, Iterable) and not isinstance(selected, (str, Vehicle))
+    for s in selected if many else [selected]:
+        if not isinstance(s, (str, Vehicle)):
+            raise PvdError(f"{rec.source_name}: vehicle= takes a vehicle's name or a Vehicle (or a list of "
+                           f"them), not {type(s).__name__} {s!r}")
         if isinstance(s, Vehicle):
             out.add(s.index)
             continue
@@ -211,10 +215,17 @@ def _objects(rec: QueryRecording, names: ObjectNames, cls: Class, selected: Any,
     if selected is None:
         found = rec.objects_of_class(cls)
     else:
-        items = [selected] if isinstance(selected, (str, Object, Wheel, Vehicle)) else list(selected)
+        single = (str, int, np.integer, Object, Wheel, Vehicle)
+        many = isinstance(selected, Iterable) and not isinstance(selected, single)
+        items = list(selected) if many else [selected]
         picked: dict[int, Object] = {}
         for s in items:
-            if isinstance(s, str):
+            if isinstance(s, bool) or not isinstance(s, single):
+                raise PvdError(f"{rec.source_name}: object= takes a path, name, handle, Object, Wheel or "
+                               f"Vehicle (or a list of them), not {type(s).__name__} {s!r}")
+            if isinstance(s, (int, np.integer)):  # a handle, as `pvdkit series --object 72` takes it
+                hits = names.resolve(str(int(s)), cls)
+            elif isinstance(s, str):
                 hits = names.resolve(s, cls)
             elif isinstance(s, (Wheel, Vehicle)):
                 hits = s.objects(cls)

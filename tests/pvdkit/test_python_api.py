@@ -165,6 +165,16 @@ def test_selectors(dev):
     assert set(wheel["object"]) == {"/World/Basic/wheel 3/TireForce"}
     two = dev.table("TireForce.lngForce[z]", vehicle=["/World/Basic", "/World/Tank"])
     assert set(two["vehicle"]) == {"/World/Basic", "/World/Tank"}
+    # a handle as a number, as text, in hex, in a list; as `pvdkit series --object 72` takes it
+    tire = basic.wheels[3].objects(dev.cls("TireForce"))[0]
+    for handle in (tire.handle, np.uint64(tire.handle), str(tire.handle), hex(tire.handle), [tire.handle]):
+        cols = dev.table("TireForce.lngForce[z]", object=handle)
+        np.testing.assert_array_equal(cols["lngForce[z]"], wheel["lngForce[z]"])
+    for bad, what in ((1.5, "object="), (True, "object="), ([None], "object=")):
+        with pytest.raises(PvdError, match=f"{what} takes a path, name, handle"):
+            dev.table("TireForce.lngForce[z]", object=bad)
+    with pytest.raises(PvdError, match="vehicle= takes a vehicle's name"):
+        dev.table("TireForce.lngForce[z]", vehicle=[0])
 
 
 def test_simcore_physx_layout_rows_per_step(simcore_files):
