@@ -401,10 +401,23 @@ class Comparison:
             res.schema = compare_schema(self.a, self.b)
         self._frames(res)
         self._objects(res)
+        self._few_matched(res)
         self._messages(res)
         self._first_seconds(res)
         res.seconds = time.perf_counter() - t0
         return res
+
+    @staticmethod
+    def _few_matched(res: DiffResult) -> None:
+        """Say so when most objects have no counterpart. Why: the object lists then tell how the
+        two producers differ, not what changed — the usual cause is two object layouts (a
+        simcore run with the PhysX actor layer against a pure Vehicle2 golden), not a change."""
+        only_a, only_b = len(res.objects_only_a), len(res.objects_only_b)
+        if only_a + only_b > max(res.objects_matched, 10):
+            res.notes.append(Note(
+                "few_matched", f"only {res.objects_matched} objects have a counterpart, {only_a} of A's and "
+                f"{only_b} of B's have none: recordings of different scenes or object layouts? (pvdkit "
+                "record with and without --pure-vehicle2 records different object graphs)", difference=False))
 
     def _first_seconds(self, res: DiffResult) -> None:
         """Simulated seconds of each first divergence: A's time base, else B's where frames are

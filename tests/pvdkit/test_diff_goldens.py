@@ -50,3 +50,20 @@ def test_fresh_recording_equals_golden(scenario, tmp_path):
     assert res.equal, (f"{golden.name} no longer matches a fresh recording of scenario {scenario!r} "
                        f"(regenerate with recordings/regenerate.py if intended):\n"
                        + format_text(res, max_report=15))
+    assert not [n for n in res.notes if n.kind == "few_matched"]
+
+
+def test_a_run_in_the_other_object_layout_is_named_as_such(tmp_path):
+    """The goldens are pure Vehicle2; the same scenario with the PhysX actor layer (pvdkit
+    record's default) records PhysX's object graph, which pairs with little of the golden's. The
+    report says that is the likely cause rather than leaving hundreds of objects to explain it."""
+    from simcore.cli.record import record
+
+    fresh = tmp_path / "physx_layout.h5"
+    summary = record(None, "brake", duration=PREFIX_SECONDS, out=fresh)
+    res = compare_files(fresh, RECORDINGS / "golden_brake.h5", frames=f"0:{summary.frames}")
+    assert not res.equal
+    (note,) = [n for n in res.notes if n.kind == "few_matched"]
+    assert not note.difference and "--pure-vehicle2" in note.message
+    assert f"{len(res.objects_only_a)} of A's and {len(res.objects_only_b)} of B's" in note.message
+    assert "different scenes or object layouts" in " ".join(format_text(res).split())
