@@ -402,6 +402,7 @@ class Comparison:
         self._frames(res)
         self._objects(res)
         self._few_matched(res)
+        self._unused_rules(res)
         self._messages(res)
         self._first_seconds(res)
         res.seconds = time.perf_counter() - t0
@@ -416,8 +417,31 @@ class Comparison:
         if only_a + only_b > max(res.objects_matched, 10):
             res.notes.append(Note(
                 "few_matched", f"only {res.objects_matched} objects have a counterpart, {only_a} of A's and "
-                f"{only_b} of B's have none: recordings of different scenes or object layouts? (pvdkit "
+                f"{only_b} of B's have none: are A and B recordings of the same scene, vehicles and object layout? (pvdkit "
                 "record with and without --pure-vehicle2 records different object graphs)", difference=False))
+
+    def _unused_rules(self, res: DiffResult) -> None:
+        """A note per config rule that matches no attribute of A or B (and per ``ignore_unmatched``
+        glob that matches no class). Why: a typo in a rule meant to tighten a tolerance
+        (``RigidBodyState.pose.p`` for ``pos``) would otherwise leave CI as loose as before, silently."""
+        tol = self.options.tolerances
+        if not (tol.rules or tol.ignore_unmatched):
+            return
+        import difflib
+
+        classes = {c.name: c for rec in (self.a, self.b) for c in rec.classes.values()}
+        attributes = [f"{name}.{path}" for name, c in classes.items() for path in (*c.paths, "<lifetime>")]
+        attributes += ["<frame>.start", "<frame>.stop", f"{_RECORDING}.<messages>"]
+        for pattern in tol.unmatched_patterns(attributes):
+            close = difflib.get_close_matches(pattern, attributes, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else " (rules match Class.attribute)"
+            res.notes.append(Note("unused_rule", f"{tol.source or 'tolerances'}: rule {pattern!r} matches no "
+                                                 f"attribute of A or B{hint}", difference=False))
+        for glob in tol.unmatched_class_globs(list(classes)):
+            close = difflib.get_close_matches(glob, list(classes), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            res.notes.append(Note("unused_rule", f"{tol.source or 'tolerances'}: ignore_unmatched {glob!r} "
+                                                 f"matches no class of A or B{hint}", difference=False))
 
     def _first_seconds(self, res: DiffResult) -> None:
         """Simulated seconds of each first divergence: A's time base, else B's where frames are

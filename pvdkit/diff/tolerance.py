@@ -39,8 +39,10 @@ match (later rules override the fields they set).
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -203,6 +205,20 @@ class ToleranceConfig:
                 tol = rule.apply(tol)
         self._cache[key] = tol
         return tol
+
+    def unmatched_patterns(self, attributes: Sequence[str]) -> list[str]:
+        """The rule patterns (``ignore`` and ``[attributes]``, in file order, once each) that
+        match none of ``attributes`` (``Class.attribute`` names)."""
+        out: list[str] = []
+        for pattern in dict.fromkeys(r.pattern for r in self.rules):
+            match = re.compile(fnmatch.translate(pattern)).match
+            if not any(match(a) for a in attributes):
+                out.append(pattern)
+        return out
+
+    def unmatched_class_globs(self, classes: Sequence[str]) -> list[str]:
+        """The ``ignore_unmatched`` globs that match none of ``classes``."""
+        return [g for g in dict.fromkeys(self.ignore_unmatched) if not any(fnmatchcase(c, g) for c in classes)]
 
     def describe(self) -> str:
         """One line: defaults and rule count, for report headers."""

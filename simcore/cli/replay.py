@@ -23,6 +23,18 @@ from simcore.replay.report import DEFAULT_TOLERANCE, build_report
 DIFF_CONFIG = Path(__file__).resolve().parents[1] / "replay" / "physx_diff.toml"
 
 
+def diff_window(from_step: int, steps: int) -> str:
+    """The ``pvdkit diff`` options that pair a replay's frames with the recording's: PhysX's
+    frames 2S, 2S + 1 hold step S, and its recording ends with one frame more, left open. The
+    window starts after the first replayed frame: PhysX's holds what it wrote creating the
+    scene (the actors' first poses), which the replay takes as its start instead of writing.
+    From step 0 the frames match by index; from a later step by timestamp (the replay continues
+    PhysX's frame counter)."""
+    first = 2 * from_step
+    window = f"--frames {first + 1}:{first + 2 * steps}"
+    return window if from_step == 0 else f"--align time {window}"
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     """Add ``pvdkit replay``'s arguments to its parser."""
     p.description = (
@@ -85,8 +97,10 @@ def run(args: argparse.Namespace) -> int:
                 from simcore.pvd.recorder import PvdRecorder
 
                 writer = open_writer(Path(args.output), f"pvdkit replay {Path(args.recording).name}")
+                # PhysX writes two frames per step, counted from 1: step S starts at frame 2S + 1.
                 recorder = stack.enter_context(PvdRecorder(writer, timestamps="frame",
-                                                           actor_order=run_data.scene.actor_order))
+                                                           actor_order=run_data.scene.actor_order,
+                                                           first_frame=2 * args.from_step + 1))
                 for rep in vehicles:
                     recorder.attach_fleet(rep.fleet)
 
@@ -107,8 +121,8 @@ def run(args: argparse.Namespace) -> int:
         report.write_html(args.html)
     print(report.text())
     if args.output is not None:
-        print(f"compare frame by frame: pvdkit diff {args.recording} {args.output} --frames 1: "
-              f"--config {DIFF_CONFIG}")
+        print(f"compare frame by frame: pvdkit diff {args.recording} {args.output} "
+              f"{diff_window(args.from_step, steps)} --config {DIFF_CONFIG}")
     print(f"{steps} steps x {len(replayed)} vehicles in {wall:.2f} s "
           f"({1e3 * wall / max(steps, 1):.2f} ms per recorded step)", file=sys.stderr)
     return 0 if report.ok else 1

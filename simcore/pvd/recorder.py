@@ -573,11 +573,12 @@ class PvdRecorder:
     ``Vehicle`` and a ``PxPhysics`` object lists the actors (``rigidDynamics``), as in PhysX's
     recordings, so that ``pvdkit diff`` pairs them with PhysX's; ``actor_order`` (actor names)
     orders that list as the PhysX scene being compared does (default: the order vehicles join).
+    ``first_frame``: the first frame's timestamp with ``timestamps="frame"`` (default 1).
     """
 
     def __init__(self, writer: Any, *, context: int = 1, timestamps: str = "ns",
                  schema: Schema = SCHEMA, physx_layout: bool | None = None,
-                 actor_order: Sequence[str] | None = None) -> None:
+                 actor_order: Sequence[str] | None = None, first_frame: int = 1) -> None:
         if timestamps not in _TIMESTAMP_UNITS:
             raise ValueError(f"PvdRecorder: timestamps must be one of {_TIMESTAMP_UNITS}, got {timestamps!r}")
         if not isinstance(context, int) or not 0 <= context < 1 << 64:
@@ -585,6 +586,9 @@ class PvdRecorder:
         self.writer = writer
         self.context = context
         self.timestamps = timestamps
+        #: With ``timestamps="frame"``, the counter before the first frame (a replay from step S of
+        #: a PhysX recording continues PhysX's counter, so ``pvdkit diff --align time`` pairs them).
+        self._frame_base = first_frame - 1
         self.schema = schema
         #: Simulated time (s) at the end of the last recorded step; dt (s) of that step; steps.
         self.time = 0.0
@@ -710,7 +714,7 @@ class PvdRecorder:
         so that a step is always two frames). Its timestamp is the next frame counter, or the
         step's time + 1 ns (``timestamps="ns"``)."""
         self.frames += 1
-        self._timestamp = self.frames if self.timestamps == "frame" else self._timestamp + 1
+        self._timestamp = self._frame_base + self.frames if self.timestamps == "frame" else self._timestamp + 1
         self.writer.start_frame(self.context, self._timestamp)
         for rec in self._scene_pending:
             if rec.scene_states is not None:
@@ -752,7 +756,7 @@ class PvdRecorder:
                                f"({self._timestamp} ns); timestamps must increase (step several "
                                "vehicles inside one `with recorder.frame(): ...`)")
         else:
-            ts = self.frames
+            ts = self._frame_base + self.frames
         self._timestamp = ts
         self.writer.start_frame(self.context, ts)
         self._frame_started = True

@@ -66,4 +66,4 @@ def test_a_run_in_the_other_object_layout_is_named_as_such(tmp_path):
     (note,) = [n for n in res.notes if n.kind == "few_matched"]
     assert not note.difference and "--pure-vehicle2" in note.message
     assert f"{len(res.objects_only_a)} of A's and {len(res.objects_only_b)} of B's" in note.message
-    assert "different scenes or object layouts" in " ".join(format_text(res).split())
+    assert "the same scene, vehicles and object layout?" in " ".join(format_text(res).split())
