@@ -417,8 +417,9 @@ class Comparison:
         if only_a + only_b > max(res.objects_matched, 10):
             res.notes.append(Note(
                 "few_matched", f"only {res.objects_matched} objects have a counterpart, {only_a} of A's and "
-                f"{only_b} of B's have none: are A and B recordings of the same scene, vehicles and object layout? (pvdkit "
-                "record with and without --pure-vehicle2 records different object graphs)", difference=False))
+                f"{only_b} of B's have none: are A and B recordings of the same scene, vehicles and object "
+                "layout? (pvdkit record with and without --pure-vehicle2 records different object graphs)",
+                difference=False))
 
     def _unused_rules(self, res: DiffResult) -> None:
         """A note per config rule that matches no attribute of A or B (and per ``ignore_unmatched``

@@ -218,7 +218,8 @@ class ToleranceConfig:
 
     def unmatched_class_globs(self, classes: Sequence[str]) -> list[str]:
         """The ``ignore_unmatched`` globs that match none of ``classes``."""
-        return [g for g in dict.fromkeys(self.ignore_unmatched) if not any(fnmatchcase(c, g) for c in classes)]
+        globs = dict.fromkeys(self.ignore_unmatched)
+        return [g for g in globs if not any(fnmatchcase(c, g) for c in classes)]
 
     def describe(self) -> str:
         """One line: defaults and rule count, for report headers."""

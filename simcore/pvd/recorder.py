@@ -714,7 +714,8 @@ class PvdRecorder:
         so that a step is always two frames). Its timestamp is the next frame counter, or the
         step's time + 1 ns (``timestamps="ns"``)."""
         self.frames += 1
-        self._timestamp = self._frame_base + self.frames if self.timestamps == "frame" else self._timestamp + 1
+        frame_mode = self.timestamps == "frame"
+        self._timestamp = self._frame_base + self.frames if frame_mode else self._timestamp + 1
         self.writer.start_frame(self.context, self._timestamp)
         for rec in self._scene_pending:
             if rec.scene_states is not None:

@@ -221,7 +221,7 @@ def test_diff_of_recording_and_replay_localises_each_vehicle(tmp_path) -> None:
 
 
 def _suggested_diff(replay_stdout: str, tmp_path: Path) -> dict:
-    """Run the pvdkit diff command the replay printed (exit 1: an open-loop replay drifts); its JSON report."""
+    """Run the pvdkit diff command the replay printed; its JSON report (exit 1: open-loop drifts)."""
     line = next(x for x in replay_stdout.splitlines() if x.startswith("compare frame by frame: pvdkit diff "))
     args = shlex.split(line.removeprefix("compare frame by frame: pvdkit "))
     report = tmp_path / "diff.json"
