@@ -241,6 +241,29 @@ def test_a_config_can_let_classes_exist_on_one_side_and_skip_the_schema(ref, tmp
             ToleranceConfig.load(cfg)
 
 
+def test_a_config_rule_that_matches_nothing_is_a_note_naming_the_closest(ref, tmp_path):
+    """A typo in a rule (meant to loosen or tighten a tolerance) or in an ignore_unmatched glob
+    would leave the comparison as it was, silently: each one that matches no attribute (class)
+    of A or B is a note, with the closest name; rules that match stay quiet, also when they
+    match through a glob or only a pseudo attribute."""
+    cfg = tmp_path / "typos.toml"
+    cfg.write_text('ignore = ["Wheel.rotationSped", "*.<lifetime>"]\n'
+                   'ignore_unmatched = ["TireForse", "Tire*"]\n[attributes]\n'
+                   '"Vehicle.posiiton" = { atol = 1 }\n"TireForce.*" = { rtol = 1e-3 }\n'
+                   '"Px*.*" = { ignore = true }\n"<frame>.stop" = { ignore = true }\n')
+    res = compare_files(ref, _b(tmp_path, Spec()), config=str(cfg))
+    assert res.equal  # information, not a difference
+    notes = [n.message.removeprefix(f"{cfg}: ") for n in res.notes if n.kind == "unused_rule"]
+    assert notes == [
+        "rule 'Wheel.rotationSped' matches no attribute of A or B; did you mean 'Wheel.rotationSpeed'?",
+        "rule 'Vehicle.posiiton' matches no attribute of A or B; did you mean 'Vehicle.position'?",
+        "rule 'Px*.*' matches no attribute of A or B (rules match Class.attribute)",
+        "ignore_unmatched 'TireForse' matches no class of A or B; did you mean 'TireForce'?",
+    ]
+    assert "did you mean 'Wheel.rotationSpeed'?" in " ".join(format_text(res).split())
+    assert not [n for n in compare_files(ref, _b(tmp_path, Spec())).notes if n.kind == "unused_rule"]
+
+
 def test_extra_attribute_is_a_difference(ref, tmp_path):
     res = compare_files(ref, _b(tmp_path, Spec(extra_attribute=True)))
     assert [(c.kind, c.cls, c.attribute) for c in res.schema] == [("attribute_added", "Wheel", "temperature")]
