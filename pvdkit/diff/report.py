@@ -34,6 +34,14 @@ def _g(x: float | None) -> str:
     return f"{x:.3g}"
 
 
+def _errors(s: SeriesDiff) -> tuple[str, str]:
+    """max|a-b| and max rel as shown. A differing series whose errors are 0 differs only where one
+    side has no value (it ended, or set it later): "-", not a 0 that reads as a contradiction."""
+    if s.is_different and s.max_abs == 0 and not s.max_rel:
+        return "-", "-"
+    return _g(s.max_abs), _g(s.max_rel)
+
+
 def _frame(f: int | None) -> str:
     return "-" if f is None else ("setup" if f < 0 else str(f))
 
@@ -167,7 +175,7 @@ def _table(rows: list[SeriesDiff], width: int) -> list[str]:
     for s in rows:
         groups.setdefault(s.object, []).append(s)
     body = {id(s): [_frame(s.first_frame), seconds_text(s.first_seconds), s.attribute,
-                    s.status, f"{s.differing}/{s.compared}", _g(s.max_abs), _g(s.max_rel),
+                    s.status, f"{s.differing}/{s.compared}", *_errors(s),
                     " ".join((s.a_value or "-").split()), " ".join((s.b_value or "-").split())]
             for s in rows}
     cols = [max(len(r[k]) for r in [head, *body.values()]) for k in range(len(head))]
@@ -209,8 +217,9 @@ def _records(groups: dict[str, list[SeriesDiff]], width: int) -> list[str]:
         out.extend(_wrap(label, width, "  ", "      "))
         for s in members:
             when = _frame(s.first_frame) + at_time(s)
+            abs_error, rel_error = _errors(s)
             out.extend(_wrap(f"{s.attribute}: {s.status} from frame {when}, {s.differing}/{s.compared} "
-                             f"frames, max|a-b| {_g(s.max_abs)}, max rel {_g(s.max_rel)}",
+                             f"frames, max|a-b| {abs_error}, max rel {rel_error}",
                              width, "    ", "      "))
             out.extend(_wrap(f"A: {s.a_value or '-'}", width, "      ", "         ", MAX_VALUE_LINES))
             out.extend(_wrap(f"B: {s.b_value or '-'}", width, "      ", "         ", MAX_VALUE_LINES))
@@ -260,9 +269,10 @@ def _xml_safe(text: str) -> str:
 
 
 def _series_line(s: SeriesDiff) -> str:
+    abs_error, rel_error = _errors(s)
     return (f"{s.object}.{s.attribute}: {s.status}, first divergence at frame {_frame(s.first_frame)}"
             f"{at_time(s)}: A {s.a_value} B {s.b_value}; "
-            f"{s.differing} of {s.compared} frames differ; max|a-b| {_g(s.max_abs)}, max rel {_g(s.max_rel)} "
+            f"{s.differing} of {s.compared} frames differ; max|a-b| {abs_error}, max rel {rel_error} "
             f"({s.tolerance.describe()})")
 
 

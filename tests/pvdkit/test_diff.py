@@ -295,6 +295,12 @@ def test_shorter_recording_differs_where_it_ends(ref, tmp_path):
     lat = [s for s in res.differing_series if s.attribute == "latForce"]
     assert {s.first_frame for s in lat} == {15}
     assert {s.b_value for s in lat} == {"none (B ended)"}
+    # where both have values they agree: the errors show as "-", not as a 0 beside "different"
+    assert {(s.max_abs, s.max_rel) for s in lat} == {(0.0, 0.0)}  # the JSON keeps the numbers
+    text = format_text(res, width=200)
+    row = next(line for line in text.splitlines() if "latForce" in line)
+    assert row.split()[5:7] == ["-", "-"], row  # frame, time, attribute, status, differ/frames, errors
+    assert "max|a-b| -, max rel -" in format_text(res, width=40).replace("\n      ", " ")
     # values set once and never changed are still equal: nothing was written after B ended
     assert not [s for s in res.differing_series if s.attribute in ("label", "gear", "mode", "wheels")]
 
