@@ -208,10 +208,10 @@ def replay(run: RecordedRun, mode: str = "open-loop", from_step: int = 0, names:
     quantities per step (``simulated[q]`` has one entry per step from ``from_step``).
     ``around_step()`` wraps each step of all vehicles (a recorder's ``frame``: one frame per step)."""
     if mode not in MODES:
-        raise RecordingError(f"replay: --mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise RecordingError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     n = run.scene.nb_steps
     if not 0 <= from_step < n:
-        raise RecordingError(f"replay: --from {from_step} is outside the recording's steps 0..{n - 1}")
+        raise RecordingError(f"--from {from_step} is outside the recording's steps 0..{n - 1}")
     todo = vehicles if vehicles is not None else build(run, names)
     dt = run.scene.dt
     for rep in todo:

@@ -311,10 +311,18 @@ def _road(src: Source, frame: int) -> PlaneRoad:
     return PlaneRoad(normal, 0.0 - float(normal @ p), friction=frictions.pop())
 
 
-def _scene(src: Source, nb_steps: int, graphs: list[VehicleGraph]) -> RecordedScene:
+def _physx_scenes(src: Source) -> list[Object]:
+    """The recording's PxScene objects; RecordingError when it has none (not made by PhysX)."""
     scenes = _objects(src, "PxScene")
     if not scenes:
-        raise src.error("scene", "PxScene", "a PhysX scene object")
+        raise RecordingError(f"{src.name}: not a recording made by PhysX: it has no PxScene (pvdkit replay "
+                             "rebuilds the vehicles of a PhysX recording; simcore's own recordings, "
+                             "with or without the actor layer, have no PhysX scene)")
+    return scenes
+
+
+def _scene(src: Source, nb_steps: int, graphs: list[VehicleGraph]) -> RecordedScene:
+    scenes = _physx_scenes(src)
     scene = scenes[0]
     gravity = src.floats(scene, "gravity", 0, "scene", 3)
     return RecordedScene(
@@ -412,6 +420,7 @@ def vehicles_from_recording(rec: Recording | str | os.PathLike[str],
     vehicles = _objects(src, "Vehicle")
     if not vehicles:
         raise src.error("recording", "Vehicle", "PhysX Vehicle2 vehicles (the recording has none)")
+    _physx_scenes(src)
     nb_steps = _nb_steps(rec)
     if nb_steps == 0:
         raise src.error("recording", "frames", "at least one complete step (two closed frames)")
@@ -423,7 +432,7 @@ def vehicles_from_recording(rec: Recording | str | os.PathLike[str],
         for n in names:
             i = _match(n, labels)
             if i is None:
-                raise src.error(n, "Vehicle", f"one of the recorded vehicles ({', '.join(labels)})")
+                raise RecordingError(f"{src.name}: no vehicle {n!r} (its vehicles: {', '.join(labels)})")
             picked.append(graphs[i])
         graphs = picked
     scene = _scene(src, nb_steps, graphs)

@@ -181,11 +181,22 @@ def test_cli_exit_1_over_tolerance_and_2_on_bad_input(tmp_path) -> None:
     bad = _cli(str(DEV_DRIVE), "--vehicle", "Nope", "--quiet")
     assert bad.returncode == 2
     assert len(bad.stderr.strip().splitlines()) == 1
-    assert "Nope" in bad.stderr and "Traceback" not in bad.stderr
+    assert "no vehicle 'Nope' (its vehicles: /World/Basic, /World/Raw" in bad.stderr
+    assert "Traceback" not in bad.stderr
     missing = _cli(str(tmp_path / "none.ovd"))
     assert missing.returncode == 2 and "none.ovd" in missing.stderr and "Traceback" not in missing.stderr
     far = _cli(str(DEV_DRIVE), "--from", "999", "--quiet")
-    assert far.returncode == 2 and "999" in far.stderr
+    assert far.returncode == 2
+    assert far.stderr.strip() == "pvdkit: error: replay: --from 999 is outside the recording's steps 0..479"
+    golden = Path(__file__).resolve().parents[2] / "recordings" / "golden_brake.h5"
+    from simcore.cli.record import record
+
+    for simcore_made in (golden, record(None, "brake", duration=0.1, out=tmp_path / "actors.h5").path):
+        out = _cli(str(simcore_made), "--quiet")
+        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert "not a recording made by PhysX: it has no PxScene" in out.stderr
+    one = _cli(str(DEV_DRIVE), "--vehicle", "Standard", "--from", "470", "--quiet")
+    assert "10 steps x 1 vehicle in" in one.stderr
 
 
 def test_one_step_replay_starts_anywhere(run) -> None:
