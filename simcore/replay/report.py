@@ -30,6 +30,9 @@ DEFAULT_TOLERANCE = 0.02
 JUDGED = ("wheel_speed_steady", "engine_speed", "chassis_speed")
 #: In one-step mode every continuous quantity is judged (the equations alone).
 JUDGED_ONE_STEP = ("wheel_speed", "engine_speed", "jounce", "tire_force", "chassis_speed")
+#: Unit of each continuous quantity's errors (the report's "max error" column).
+UNITS = {"wheel_speed": "rad/s", "wheel_speed_steady": "rad/s", "engine_speed": "rad/s", "jounce": "m",
+         "tire_force": "N", "chassis_speed": "m/s", "chassis_position": "m"}
 #: A recorded wheel speed's step-to-step change smaller than this (rad/s) is not chatter.
 CHATTER_JUMP = 0.1
 #: Steps after a chatter during which the replay is still settling back onto PhysX's wheels.
@@ -134,6 +137,10 @@ def _gear(sim: np.ndarray, rec: np.ndarray, steps: np.ndarray) -> dict[str, Any]
             if all(o is not None for o in offsets) and len(ss) == len(rs) else None}
 
 
+def _max_error(quantity: str, m: dict[str, Any]) -> str:
+    return f"{m['max_error']:.3g} {UNITS.get(quantity, '')} @ {m['max_step']}"
+
+
 @dataclass
 class ReplayReport:
     """The report of one replay (``as_dict`` is the ``--report`` JSON)."""
@@ -168,7 +175,7 @@ class ReplayReport:
                 judged = q in v["judged"]
                 out.append((first if first is not None else 10 ** 9, name, q, m, judged))
         out.sort(key=lambda r: (r[0], r[1], r[2]))
-        return [(name, q, f"{m['relative']:.2e}", f"{m['max_error']:.3g} @ {m['max_step']}",
+        return [(name, q, f"{m['relative']:.2e}", _max_error(q, m),
                  "-" if m["first_step_over"] is None else str(m["first_step_over"]),
                  ("ok" if m["relative"] <= self.tolerance else "OVER") if judged else "(info)",
                  m["phase"] or "") for _, name, q, m, judged in out]
@@ -181,6 +188,10 @@ class ReplayReport:
                  f"tolerance {self.tolerance:g} relative RMS) of {self.recording}"]
         for r in rows:
             lines.append("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+        lines.append("rel. RMS: RMS error / RMS of PhysX's value; first over: the first step whose error "
+                     "passes tolerance x that RMS (one step can while the run stays within);")
+        lines.append("verdict: ok / OVER for the quantities judged, (info) for those only reported; where: "
+                     "the control phase holding most of the error")
         for name, v in self.vehicles.items():
             extra = []
             g = v["quantities"].get("gear")
@@ -189,7 +200,8 @@ class ReplayReport:
                              f"offsets {g['shift_offsets']}")
             st = v["quantities"].get("sticky")
             if st is not None:
-                extra.append(f"sticky tires: {st['mismatched_steps']} steps differ")
+                n = st["mismatched_steps"]
+                extra.append(f"sticky tires: {n} step{'s' if n != 1 else ''} differ{'s' if n == 1 else ''}")
             if v.get("note"):
                 extra.append(v["note"])
             lines.append(f"{name} ({v['kind']}): " + "; ".join(extra) + (" — ok" if v["ok"] else " — OVER"))

@@ -182,6 +182,11 @@ def test_cli_exit_1_over_tolerance_and_2_on_bad_input(tmp_path) -> None:
     assert bad.returncode == 2
     assert len(bad.stderr.strip().splitlines()) == 1
     assert "no vehicle 'Nope' (its vehicles: /World/Basic, /World/Raw" in bad.stderr
+    rows = [line.split() for line in over.stdout.splitlines() if line.startswith("/World/Basic ")]
+    units = {r[1]: r[4] for r in rows if len(r) > 5 and r[4] in ("rad/s", "m/s", "m", "N")}
+    assert units == {"wheel_speed": "rad/s", "wheel_speed_steady": "rad/s", "tire_force": "N",
+                     "chassis_speed": "m/s", "chassis_position": "m", "jounce": "m"}, rows
+    assert "(info) for those only reported" in over.stdout
     assert "Traceback" not in bad.stderr
     missing = _cli(str(tmp_path / "none.ovd"))
     assert missing.returncode == 2 and "none.ovd" in missing.stderr and "Traceback" not in missing.stderr
