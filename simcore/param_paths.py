@@ -4,7 +4,7 @@
 The first part names a field of :class:`~simcore.vehicle.VehicleParams` (with ``[i]`` for its
 tuple fields), the rest a field of that params object. A per-wheel field takes one number for
 every wheel or one per wheel. Params are immutable: :func:`with_param` returns new params.
-``pvdkit record --vary`` and parameter sweeps address params this way.
+``pvdkit record --set`` / ``--vary`` and parameter sweeps address params this way.
 """
 
 from __future__ import annotations
@@ -127,3 +127,16 @@ def parse_vary(text: str) -> tuple[str, float, float]:
     except ValueError:
         raise ParamPathError(f"--vary {text!r}: expected PARAM=LO:HI, "
                              "e.g. rigid_body.mass=1500:2500") from None
+
+
+def parse_setting(text: str) -> tuple[str, float | list[float]]:
+    """``PARAM=VALUE`` → (path, value): one number, or one per wheel separated by commas."""
+    path, sep, value = text.partition("=")
+    try:
+        if not (sep and path.strip() and value.strip()):
+            raise ValueError
+        numbers = [float(v) for v in value.split(",")]
+    except ValueError:
+        raise ParamPathError(f"--set {text!r}: expected PARAM=VALUE (one number, or one per wheel separated "
+                             "by commas), e.g. rigid_body.mass=2200") from None
+    return path.strip(), numbers[0] if len(numbers) == 1 else numbers

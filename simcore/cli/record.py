@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -224,6 +224,7 @@ def record(
     spacing: float = 4.0,
     vary: str | None = None,
     physx: bool | None = None,
+    settings: Sequence[str] = (),
 ) -> RecordSummary:
     """Simulate ``vehicle`` through ``scenario`` and record every param and state.
 
@@ -235,7 +236,8 @@ def record(
     counter (``"frame"``). ``progress(step, steps)`` is called after every step.
     ``vehicles``: simulate that many copies side by side, ``spacing`` apart, as one
     :class:`~simcore.fleet.Fleet` (``vehicle_000`` … in the recording); ``vary``
-    (``PARAM=LO:HI``) spreads one param linearly across them. ``physx``: run the PhysX actor layer
+    (``PARAM=LO:HI``) spreads one param linearly across them. ``settings`` (``PARAM=VALUE``, e.g.
+    ``rigid_body.mass=2200``) change params of the vehicle first. ``physx``: run the PhysX actor layer
     (:func:`simcore.physx_actor.physx_setup`: the chassis as PhysX's rigid actor, constraint rows
     solved once per step by the scene, Omni PhysX's substep rule and sticky-tire damping, sleep);
     None (default): on for Vehicle2 vehicles (presets, PhysX JSON) — what PhysX users see, a parked
@@ -274,6 +276,9 @@ def record(
                               "actor")
         if fleet_run:
             raise RecordError("--vehicles / --vary: the motorcycle model runs one vehicle at a time")
+        if settings:
+            raise RecordError("--set: the motorcycle model is not a Vehicle2 vehicle; --set changes the "
+                              "params of presets and PhysX vehicle files")
         return _record_motorcycle(vehicle, scenario, duration=duration, dt=dt, out=out,
                                   timestamps=timestamps, progress=progress)
     try:
@@ -281,6 +286,7 @@ def record(
     except ScenarioError as exc:
         raise RecordError(str(exc)) from None
     params, label = load_vehicle_params(vehicle)
+    params = with_settings(params, label, settings)
     nb_substeps = int(substeps) if substeps is not None else DEFAULT_NB_SUBSTEPS
     params, context = _with_physx_actor(params, physx)
     if context is not None and substeps is not None:  # an explicit count replaces Omni PhysX's speed rule
@@ -297,6 +303,31 @@ def record(
         car = Vehicle(params, context=context, nb_substeps=nb_substeps)
     return _run_and_record(car, car, label, f"{label}_{sc.name}", sc, duration=duration, dt=dt, out=out,
                            timestamps=timestamps, progress=progress)
+
+
+def with_settings(params: Any, label: str, settings: Sequence[str]) -> Any:
+    """``params`` with each ``PARAM=VALUE`` of ``settings`` applied in order (``--set``), checked as
+    a whole; RecordError naming the setting otherwise."""
+    if not settings:
+        return params
+    from simcore.limits import ParamsError
+    from simcore.param_paths import ParamPathError, parse_setting, with_param
+
+    if hasattr(params, "make_vehicle"):
+        raise RecordError(f"--set: {label} is a Stingray vehicle; --set changes the params of presets and "
+                          "PhysX vehicle files (edit the .physics file instead)")
+    for text in settings:
+        try:
+            path, value = parse_setting(text)
+            params = with_param(params, path, value)
+        except ParamPathError as exc:
+            message = str(exc) if str(exc).startswith("--set") else f"--set {text}: {exc}"
+            raise RecordError(message) from None
+    try:
+        params.validate()
+    except (ParamsError, ValueError) as exc:
+        raise RecordError(f"--set {' --set '.join(settings)}: {exc}") from None
+    return params
 
 
 def _with_physx_actor(params: Any, physx: bool | None) -> tuple[Any, Any]:
@@ -502,6 +533,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="simulate N copies side by side as one batch (vehicle_000 … in the recording)")
     p.add_argument("--spacing", type=float, default=4.0, metavar="M",
                    help="lateral distance between the copies, metres (default 4)")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="PARAM=VALUE",
+                   help="change one param of the vehicle (repeatable): one number, or one per wheel "
+                        "separated by commas, e.g. rigid_body.mass=2200 or wheel.radius=0.35,0.35,0.36,0.36; "
+                        "param paths as in docs/sweep.md")
     p.add_argument("--vary", default=None, metavar="PARAM=LO:HI",
                    help="spread one param linearly across the copies, e.g. rigid_body.mass=1500:2500")
     mode = p.add_mutually_exclusive_group()
@@ -544,7 +579,7 @@ def run(args: argparse.Namespace) -> int:
             summary = record(args.vehicle, args.scenario, duration=args.duration, dt=args.dt,
                              substeps=args.substeps, out=args.output, timestamps=args.timestamps,
                              progress=bar, vehicles=args.vehicles, spacing=args.spacing,
-                             vary=args.vary, physx=args.physx)
+                             vary=args.vary, physx=args.physx, settings=args.settings)
         done = True
     except (KeyboardInterrupt, Terminated) as exc:
         print(f"\nrecord: {interruption_reason(exc)}; the recording keeps every frame written before",

@@ -322,3 +322,32 @@ def test_vehicle_folder_names_the_vehicle_and_its_drivetrain_file_picks_the_kind
     (folder / "Base.json").unlink()
     with pytest.raises(RecordError, match="EngineDrive.json"):
         load_vehicle_params("EngineDrive.json")
+
+
+def test_set_changes_params_of_the_recorded_vehicle(tmp_path):
+    """--set PARAM=VALUE (repeatable) changes the vehicle before it runs, one number or one per
+    wheel; the recording holds the new params and the physics follows (a heavier car gains less
+    speed under the same drive torque); bad paths, values and vehicles are one line."""
+    base = record("sedan", "brake", duration=1.0, out=tmp_path / "base.h5", physx=False)
+    heavy = record("sedan", "brake", duration=1.0, out=tmp_path / "heavy.h5", physx=False,
+                   settings=["rigid_body.mass=3000", "wheel.radius=0.35,0.35,0.36,0.36"])
+    with Recording.open(base.path) as a, Recording.open(heavy.path) as b:
+        assert a.objects_of_class("RigidBodyParams")[0].value_at("mass", 0) == pytest.approx(2014.4, abs=0.1)
+        assert b.objects_of_class("RigidBodyParams")[0].value_at("mass", 0) == 3000.0
+        radii = [o.value_at("radius", 0) for o in b.objects_of_class("WheelParams")]
+        np.testing.assert_allclose(radii, [0.35, 0.35, 0.36, 0.36], rtol=1e-6)
+        speeds = [r.objects_of_class("RigidBodyState")[0].series("linvel").values for r in (a, b)]
+        gain = [np.linalg.norm(v[-1]) - np.linalg.norm(v[0]) for v in speeds]
+        assert 0 < gain[1] < 0.8 * gain[0]  # the first second is at full throttle: more mass, less speed
+    for settings, message in (
+        (["rigid_body.mas=5"], "--set rigid_body.mas=5: param path 'rigid_body.mas': RigidBodyParams has no "
+                               "field 'mas'"),
+        (["mass"], "--set 'mass': expected PARAM=VALUE"),
+        (["wheel.radius=1,2"], "--set wheel.radius=1,2: param path 'wheel.radius': expected one number or "
+                               "shape \\(4,\\)"),
+        (["rigid_body.mass=-5"], "--set rigid_body.mass=-5: RigidBodyParams.mass must be greater than zero"),
+    ):
+        with pytest.raises(RecordError, match=message):
+            record("sedan", "brake", duration=0.1, out=tmp_path / "bad.h5", settings=settings)
+    with pytest.raises(RecordError, match="--set: the motorcycle model is not a Vehicle2 vehicle"):
+        record("motorcycle", duration=0.1, out=tmp_path / "bad.h5", settings=["a=1"])
