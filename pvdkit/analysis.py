@@ -147,6 +147,21 @@ class Recording(QueryRecording):
         """The recording's vehicles (:func:`pvdkit.names.vehicles`)."""
         return vehicles(self)
 
+    def find_object(self, name_or_handle: str | int, frame: int | None = None) -> Object:
+        """The object that text names as ``pvdkit series --object`` takes it — a path
+        (``"sedan/wheel 3/TireSlipState"``), vehicle name, ``pvdkit diff`` label or object name —
+        or that handle, so that :meth:`series`, :meth:`value_at` and :meth:`state_at` take what
+        :meth:`table` does. :class:`PvdError` when nothing matches, or listing the paths when
+        several objects share the name (PhysX names every vehicle's ``TireForce2`` alike: the
+        query model would pick the first). A handle several lifetimes reuse: the one alive at
+        ``frame``, as in the query model."""
+        if isinstance(name_or_handle, str):
+            try:
+                int(name_or_handle, 0)
+            except ValueError:
+                return names_of(self).find(name_or_handle)
+        return super().find_object(name_or_handle, frame)
+
     def table(
         self,
         attributes: str | Sequence[str],

@@ -33,6 +33,7 @@ The index is built below this layer (:mod:`pvdkit.index`): by the ``.ovd`` index
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -369,7 +370,8 @@ class Object:
     def __repr__(self) -> str:
         cname = self.cls.name if self.cls else "?"
         name = f" {self.name!r}" if self.name else ""
-        return f"<Object {cname}{name} 0x{self.handle:x} frames {self.created}..{self.destroyed}>"
+        end = "end" if self.destroyed is None else self.destroyed
+        return f"<Object {cname}{name} 0x{self.handle:x} frames {self.created}..{end}>"
 
     @property
     def recording(self) -> Recording:
@@ -402,6 +404,27 @@ class Object:
 
     def __getitem__(self, attribute: str) -> Series | ListSeries:
         return self.series(attribute)
+
+
+def _frame_number(frame: Any) -> int:
+    """``frame`` as an int; :class:`PvdError` for a number that is no frame number (1.5 is easy to
+    mistake for seconds, and int() would quietly take frame 1)."""
+    if isinstance(frame, bool) or not isinstance(frame, int | np.integer | float | np.floating):
+        raise PvdError(f"frame {frame!r}: expected a frame number (an integer)")
+    if isinstance(frame, float | np.floating) and not float(frame).is_integer():
+        raise PvdError(f"frame {frame!r} is not a frame number; for a time in seconds use "
+                       f"recording.time_base.frame_at({frame!r})")
+    return int(frame)
+
+
+def _check_frames(frames: Any, count: int) -> None:
+    """:class:`PvdError` for a frame number outside -1 (the set-up) … ``count`` - 1."""
+    f = np.asarray(frames)
+    if f.size and f.dtype.kind == "f" and not np.all(np.mod(f, 1) == 0):
+        raise PvdError(f"frames must be frame numbers (integers), got {frames!r}")
+    if f.size and (f.min() < -1 or f.max() >= count):
+        bad = int(f.max()) if f.max() >= count else int(f.min())
+        raise PvdError(f"frame {bad} is outside the recording's frames -1 (set-up) … {count - 1}")
 
 
 class Frames:
@@ -447,6 +470,7 @@ class Frames:
         :class:`PvdError` for a recording whose time base is unknown."""
         if self._time_base is None:
             raise PvdError("these frames belong to no recording: no time base")
+        _check_frames(frames, len(self))
         return self._time_base().seconds_of(frames)
 
 
@@ -521,6 +545,26 @@ class TimeBase:
             return (f"frame timestamps: {self.timestamps} (the producer's numbers); the recording has no "
                     "PxScene.elapsedTime or Simulation.time that maps them to seconds")
         return f"seconds from {self.source}; frame timestamps: {self.timestamps}"
+
+    def __repr__(self) -> str:
+        if self.seconds is None:
+            return f"<TimeBase unknown: {self.description}>"
+        n = len(self.seconds)
+        span = f"{float(self.seconds[0]):g} … {float(self.seconds[-1]):g} s" if n else "no frames"
+        step = f", steps of {self.step_dt * 1e3:g} ms" if self.step_dt else ""
+        return (f"<TimeBase {n} frames, {span}{step}, {self.frames_per_step} frame(s) per step; "
+                f"{self.description}>")
+
+    def frame_at(self, seconds: float) -> int:
+        """The last frame whose simulated time is at or before ``seconds`` (-1: before the first
+        frame, the set-up); :class:`PvdError` if unknown. Frames share a time (PhysX's two
+        per step): the later one, where the step is complete."""
+        if self.seconds is None:
+            raise PvdError(f"no time in seconds: {self.description}")
+        t = float(seconds)
+        if not math.isfinite(t):
+            raise PvdError(f"seconds must be a finite number, got {seconds!r}")
+        return int(np.searchsorted(self.seconds, t, "right")) - 1
 
     def seconds_of(self, frames: np.ndarray | int) -> np.ndarray | float:
         """Seconds of frame numbers (an int gives a float); :class:`PvdError` if unknown."""
@@ -798,7 +842,7 @@ class Series:
 
     def index_at(self, frame: int) -> int:
         """Index of the sample in force at ``frame`` (the last at or before it), -1 if none."""
-        return int(self._frames64.searchsorted(int(frame), "right")) - 1
+        return int(self._frames64.searchsorted(_frame_number(frame), "right")) - 1
 
     def at(self, frame: int, default: Any = None) -> Any:
         """The value in force at ``frame`` (zero-order hold), ``default`` before the first sample."""
@@ -861,7 +905,7 @@ class ListSeries:
 
     def members_at(self, frame: int) -> list[Any]:
         """Members at ``frame``: items whose last change at or before it is an add, oldest first."""
-        n = int(self.frames.astype(np.int64).searchsorted(int(frame), "right"))
+        n = int(self.frames.astype(np.int64).searchsorted(_frame_number(frame), "right"))
         items = self.items
         if isinstance(items, np.ndarray) and items.ndim == 1:
             part = items[:n][::-1]
@@ -1046,7 +1090,8 @@ class Recording:
 
     def seconds(self, frames: np.ndarray | int) -> np.ndarray | float:
         """Simulated seconds of frame numbers (``rec.seconds(series.frames)``); :class:`PvdError`
-        when :attr:`time_base` is unknown."""
+        when :attr:`time_base` is unknown or a frame is not one of the recording's."""
+        _check_frames(frames, len(self.frames))
         return self.time_base.seconds_of(frames)
 
     # ---------------------------------------------------------------- registry

@@ -266,3 +266,44 @@ def test_without_pandas(dev, monkeypatch):
     np.testing.assert_array_equal(cols["wheel"], with_pandas["wheel"].to_numpy(np.int64))
     np.testing.assert_array_equal(cols["lngForce[z]"], with_pandas["lngForce[z]"])
     assert (dev.table("EngineState.rotationSpeed")["wheel"] == NO_WHEEL).all()
+
+
+def test_series_value_at_and_state_at_take_paths_as_table_does(dev):
+    """rec.series / value_at / state_at take the paths, vehicle names and diff labels that
+    table() and `pvdkit series --object` take, besides names and handles."""
+    tire = dev.find_object("/World/Tank/wheel 2/TireForce")
+    assert tire.cls.name == "TireForce"
+    by_path = dev.series("/World/Tank/wheel 2/TireForce", "lngForce")
+    np.testing.assert_array_equal(by_path.values, dev.series(tire, "lngForce").values)
+    np.testing.assert_array_equal(dev.value_at("/World/Tank/wheel 2/TireForce", "lngForce", 100),
+                                  dev.value_at(tire, "lngForce", 100))
+    assert set(dev.state_at("/World/Tank/wheel 2/TireForce", 100)) >= {"lngForce", "latForce"}
+    with pytest.raises(PvdError, match="no object '/World/Tank/wheel 9/TireForce'"):
+        dev.series("/World/Tank/wheel 9/TireForce", "lngForce")
+    with pytest.raises(PvdError, match="TireForce2.*/World/Basic/wheel 2/TireForce"):
+        dev.series("TireForce2", "lngForce")  # four vehicles' wheels share the name: the error lists them
+    assert dev.find_object(hex(tire.handle)) is tire
+
+
+def test_frames_and_seconds_are_checked_and_convertible(dev):
+    """A float frame is easy to mistake for seconds: refused, pointing at time_base.frame_at;
+    frames outside the recording are refused by rec.seconds instead of clamped; the time base
+    prints as one line, and an object alive to the end says so."""
+    tb = dev.time_base
+    assert repr(tb).startswith("<TimeBase 961 frames, ") and "\n" not in repr(tb)
+    frame = tb.frame_at(2.0)
+    assert dev.seconds(frame) <= 2.0 < dev.seconds(frame + 1)
+    assert tb.frame_at(0.0) == -1 and tb.frame_at(1e9) == len(dev.frames) - 1
+    speed = dev.objects_of_class("WheelRigidBodyState")[0]
+    with pytest.raises(PvdError, match=r"frame 1.5 is not a frame number; .*time_base.frame_at\(1.5\)"):
+        speed.value_at("correctedRotationSpeed", 1.5)
+    assert speed.value_at("correctedRotationSpeed", 100.0) == speed.value_at("correctedRotationSpeed", 100)
+    with pytest.raises(PvdError, match="frame 5000 is outside the recording's frames -1 .* 960"):
+        dev.seconds([720, 5000])
+    with pytest.raises(PvdError, match="frame numbers"):
+        dev.seconds(np.array([1.5]))
+
+
+def test_an_object_alive_to_the_end_says_so(simcore_files):
+    with Recording.open(simcore_files["pure"]) as rec:
+        assert repr(rec.objects_of_class("RigidBodyParams")[0]).endswith("frames 0..end>")
