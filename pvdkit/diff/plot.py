@@ -20,6 +20,7 @@ import numpy as np
 from pvdkit import plots
 from pvdkit.diff.report import at_time
 from pvdkit.terminal import printable
+from pvdkit.units import unit_label, unit_of
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -33,9 +34,10 @@ __all__ = ["plot_rank", "plot_series", "write_plots"]
 
 def plot_series(frames: np.ndarray, a: np.ndarray, b: np.ndarray, band: np.ndarray, *, title: str,
                 subtitle: str = "", first_frame: int | None = None, width: int = 960,
-                height: int = 640) -> Figure:
+                height: int = 640, quantity: str = "value", unit: str | None = None) -> Figure:
     """The figure of one comparison: A and B over ``frames`` (NaN = unset), A − B with the band
-    ``±band``, a dashed marker at ``first_frame``; ``width`` x ``height`` pixels."""
+    ``±band``, a dashed marker at ``first_frame``; ``width`` x ``height`` pixels. The y axes
+    name ``quantity`` and ``unit`` (:mod:`pvdkit.units`) when known."""
     fig, (top, bottom) = plots.figure(width, height, rows=2, height_ratios=(3, 2), sharex=True)
     f = np.asarray(frames, dtype=np.float64)
     a, b = _finite_or_nan(a), _finite_or_nan(b)
@@ -45,7 +47,7 @@ def plot_series(frames: np.ndarray, a: np.ndarray, b: np.ndarray, band: np.ndarr
         top.set_title(_fit(subtitle, 170), loc="left", fontsize=8, color="#5a5a5a", parse_math=False)
     top.step(f, b, where="post", color=plots.ORANGE, linewidth=1.6, label="B")
     top.step(f, a, where="post", color=plots.BLUE, linewidth=1.6, label="A")  # A on top where equal
-    top.set_ylabel("value")
+    top.set_ylabel(unit_label(quantity, unit))
     limits = _limits(d, band, -band)
     if limits is not None:
         bottom.set_ylim(*limits)
@@ -54,7 +56,7 @@ def plot_series(frames: np.ndarray, a: np.ndarray, b: np.ndarray, band: np.ndarr
     bottom.fill_between(f, -shown, shown, step="post", color=plots.BAND, linewidth=0, label="tolerance")
     bottom.axhline(0.0, color=plots.GREY, linewidth=0.8)
     bottom.step(f, d, where="post", color=plots.BLACK, linewidth=1.2, label="A − B")
-    bottom.set_ylabel("A − B")
+    bottom.set_ylabel(unit_label("A − B", unit))
     bottom.set_xlabel("frame")
     if len(f):
         lo, hi = float(f.min()), float(f.max())
@@ -136,8 +138,11 @@ def _figures(cmp: Comparison, res: DiffResult, series: list[SeriesDiff]) -> Iter
         sub = (f"A {os.path.basename(res.a)}  B {os.path.basename(res.b)}  first divergence: frame "
                f"{s.first_frame}{ft}  {err}  {s.tolerance.describe()}")
         title = printable(f"{s.object}.{s.attribute}{comp}  ({s.cls})")  # matplotlib takes no raw bytes
+        cls = cmp.a.classes.get(s.cls) or cmp.b.classes.get(s.cls)
+        quantity = printable(f"{s.attribute.rsplit('.', 1)[-1]}{comp}")
         fig = plot_series(al.frames, al.a, al.b, al.band, title=title, subtitle=printable(sub),
-                          first_frame=s.first_frame)
+                          first_frame=s.first_frame, quantity=quantity,
+                          unit=unit_of(cls, s.attribute) if cls is not None else None)
         yield f"{rank:02d}_{_slug(f'{s.object}.{s.attribute}')}.png", fig
 
 

@@ -567,6 +567,19 @@ def test_plots(ref, tmp_path):
     assert len(list((tmp_path / "p2").glob("*.png"))) == 2
 
 
+def test_plot_axes_name_the_attribute_and_its_unit(ref, tmp_path, monkeypatch):
+    """Each plot's y axes say what is plotted and in which unit (pvdkit.units: TireForce.lngForce
+    is in N); an attribute the table has no unit for is named bare."""
+    from pvdkit.diff import plot
+
+    shown = []
+    real = plot.plot_series
+    monkeypatch.setattr(plot, "plot_series", lambda *a, **k: shown.append(k) or real(*a, **k))
+    b = _b(tmp_path, Spec(perturb={(1, "lngForce", 9): 5.0} | {(-1, "speed", 19): 0.31}))
+    compare_files(ref, b, plots=str(tmp_path / "plots"))
+    assert {(k["quantity"], k["unit"]) for k in shown} == {("lngForce", "N"), ("speed", None)}
+
+
 @needs_matplotlib
 def test_plot_panels_series_and_marker():
     from pvdkit.plots import RED
@@ -577,8 +590,10 @@ def test_plot_panels_series_and_marker():
     b[3] = 0.5
     band = np.full(20, 0.05)
     fig = plot_series(frames, a, b, band, title="V.speed  (Vehicle)", subtitle="A a.ovd  B b.ovd $x$",
-                      first_frame=7)
+                      first_frame=7, quantity="speed", unit="m/s")
     top, bottom = fig.axes
+    labels = (top.get_ylabel(), bottom.get_ylabel(), bottom.get_xlabel())
+    assert labels == ("speed [m/s]", "A − B [m/s]", "frame")
     assert [ln.get_label() for ln in top.get_lines()] == ["B", "A", "first divergence"]
     assert {ln.get_drawstyle() for ln in top.get_lines()[:2]} == {"steps-post"}  # zero-order hold
     np.testing.assert_array_equal(top.get_lines()[1].get_ydata(), a)
