@@ -252,6 +252,20 @@ def test_compare_overlay_and_difference(make_window, tmp_path):
     assert win.plots.panels[0].drawn[0].overlay is None
 
 
+def test_plot_bar_keeps_room_to_type_with_comparisons_at_1280(make_window, tmp_path, qtbot):
+    """Comparison controls (against, sync, x axis) shrink their text before the attribute field
+    does: at 1280 px wide, with a long recording name to compare against, the field stays wide
+    enough to type in (it was squeezed to one character)."""
+    win = make_window(write_recording(tmp_path / "a_recording_with_a_long_name.ovd", 40, 10_000_000))
+    win.open_file(str(write_recording(tmp_path / "another_recording_with_a_long_name.ovd", 20, 20_000_000)),
+                  compare=True, wait=True)
+    win.resize(1280, 800)
+    qtbot.wait(50)
+    assert win.width() == 1280  # nothing holds the window wider (a long status text did)
+    assert win.plots.reference_box.isVisible()
+    assert win.plots.attribute.width() >= 140
+
+
 def test_background_loading_with_progress_and_errors(make_window, qtbot, tmp_path):
     win = make_window(None)
     steps = []

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
+    QSizePolicy,
     QToolBar,
     QWidget,
 )
@@ -114,6 +115,8 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, bar)
 
         self.status_label = QLabel("Open a recording: File ▸ Open, or drop a .ovd / .h5 file here")
+        # A long message is cut at the window's edge rather than widening the window.
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.setTextVisible(True)

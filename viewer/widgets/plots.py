@@ -401,7 +401,7 @@ class PlotPanel:
                      f"Δ {compared.label(ref)} − others  (by {compared.sync})")
             self.diff_legend.set_rows(title, rows)
             if self.unit:
-                self.diff_item.setLabel("left", f"Δ [{self.unit}]")
+                self.diff_item.setLabel("left", f"Δ [{self.unit}]", color=theme.DIM_TEXT)
         rows = []
         for d in self.drawn:
             color = theme.curve_color(d.curve.color)
@@ -410,7 +410,7 @@ class PlotPanel:
                 rows.append((f"{d.curve.label} ({LETTERS[ov.j]})", shade(color, ov.j), True))
         self.legend.set_rows(plot.title + (f"  [{self.unit}]" if self.unit else ""), rows)
         if self.unit:
-            self.item.setLabel("left", f"[{self.unit}]")
+            self.item.setLabel("left", f"[{self.unit}]", color=theme.DIM_TEXT)
         self._remove_action = QAction("Remove this plot", self.item.getViewBox().menu)
         self._remove_action.triggered.connect(lambda: ws.plots.remove_plot(plot))
         self.item.getViewBox().menu.addAction(self._remove_action)
@@ -651,6 +651,13 @@ class _Canvas(pg.GraphicsLayoutWidget):
 GROW_REDRAW_MS = 250
 
 
+def _shrinkable(box: QComboBox, characters: int) -> None:
+    """Let ``box`` shrink to about ``characters`` characters (its text elided) when the bar is
+    narrow, instead of squeezing the attribute field beside it to nothing."""
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(characters)
+
+
 class PlotStack(QWidget):
     """The plot toolbar and the stack of plot panels."""
 
@@ -667,13 +674,14 @@ class PlotStack(QWidget):
         self._time_table: tuple[object, tuple[np.ndarray, np.ndarray] | None] | None = None
         self.attribute = QLineEdit()
         self.attribute.setPlaceholderText("Class.attribute to plot, e.g. TireForce.lngForce[z]  (Enter)")
+        self.attribute.setMinimumWidth(140)  # the combo boxes beside it shrink (and elide) first
         self._names = QStringListModel(self)
         self.completer = attribute_completer(self._names, self)
         self.attribute.setCompleter(self.completer)
         self.vehicle = QComboBox()
         self.vehicle.setToolTip("Whose objects to plot: the selected object's vehicle (one curve per wheel), "
                                 "a given vehicle, or every object of the class")
-        self.vehicle.setMinimumWidth(150)
+        _shrinkable(self.vehicle, 8)
         self.plot_button = QPushButton("Plot")
         self.clear_button = QPushButton("Clear")
         self.diff_box = QCheckBox("Δ A−B")
@@ -684,10 +692,13 @@ class PlotStack(QWidget):
         self.sync_box.addItem("sync by time", "time")
         self.reference_box = QComboBox()
         self.reference_box.setToolTip("Differences are taken against this recording")
+        _shrinkable(self.reference_box, 8)
         self.x_box = QComboBox()
         self.x_box.addItem("x: time [s]", "time")
         self.x_box.addItem("x: frame", "frame")
         self.x_box.setToolTip("The x axis: simulated time in seconds, or frame numbers")
+        _shrinkable(self.sync_box, 6)
+        _shrinkable(self.x_box, 6)
         self.message = QLabel()
         self.message.setStyleSheet(f"color: {theme.ERROR}")
         bar = QHBoxLayout()
@@ -707,6 +718,7 @@ class PlotStack(QWidget):
         self.placeholder = QLabel("Plot an attribute: type Class.attribute above, double-click a number "
                                   "in the property view, or drag it here.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)  # a narrow window wraps it instead of growing
         self.placeholder.setStyleSheet(f"color: {theme.DIM_TEXT}; background: {theme.BACKGROUND};")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -876,7 +888,7 @@ class PlotStack(QWidget):
                 if not is_bottom:
                     ax.setHeight(8)
             if last:
-                panel.items()[-1].setLabel("bottom", self.x_label())
+                panel.items()[-1].setLabel("bottom", self.x_label(), color=theme.DIM_TEXT)
         has = bool(self.panels)
         self.canvas.setVisible(has)
         self.placeholder.setVisible(not has)

@@ -201,10 +201,11 @@ class PropertyView(QWidget):
         where = ""
         if v is not None and v.obj is not obj:
             where = f" · {w.label + ' of ' if w else ''}{v.name}"
-        elif v is not None:
+        path = ws.session.path_of(obj) if ws.session else ""
+        if v is not None and v.obj is obj and v.name != path:  # a vehicle's path is its name: said once
             where = f" · vehicle {v.name}"
         life = f"frames {lifetime_text(obj, ws.session.last_frame)}" if ws.session else ""
-        path = html.escape(ws.session.path_of(obj)) if ws.session else ""
+        path = html.escape(path)
         return (f"<b>{html.escape(name)}</b> <span style='color:{theme.DIM_TEXT}'>{cname} · "
                 f"0x{obj.handle:x} · {life}{html.escape(where)}<br>{path}</span>")
 
