@@ -158,8 +158,10 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 def check_output(path: str | os.PathLike, what: str = "output") -> Path:
     """``path`` as a :class:`Path` if a file can be created there: its folder exists and the
-    path is not a folder. :class:`PvdError` otherwise, e.g. ``output 'x/y.h5': folder 'x'
-    does not exist``. ``what`` names the output (``"--junit"``, ``"--screenshot"`` …)."""
+    path is neither a folder nor a device, FIFO or socket (outputs are written beside and
+    renamed over their target, which would replace ``/dev/null`` by a file). :class:`PvdError`
+    otherwise, e.g. ``output 'x/y.h5': folder 'x' does not exist``. ``what`` names the output
+    (``"--junit"``, ``"--screenshot"`` …)."""
     p = Path(path)
     shown = str(p)
     if str(path) == "" or p.name in ("", ".", ".."):
@@ -167,6 +169,12 @@ def check_output(path: str | os.PathLike, what: str = "output") -> Path:
     target = _resolved(p)
     if target.is_dir():
         raise PvdError(f"{what} {shown!r}: is a folder, expected a file name")
+    try:
+        mode = target.stat().st_mode
+    except OSError:  # nothing there yet (or a dangling link): a file is created
+        mode = None
+    if mode is not None:  # a device or FIFO would be replaced by a regular file (/dev/null as root!)
+        _refuse_irregular(mode, f"{what} {shown!r}", "a file name")
     _check_parent(target.parent, what, shown)
     return p
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pvdkit.outputs import path_argument
+from pvdkit.outputs import check_output, path_argument
 from pvdkit.signals import Terminated, exit_status, interruption_reason, terminate_as_exception
 from pvdkit.streams import OvdFileStream
 from pvdkit.terminal import ProgressBar, on_terminal
@@ -195,6 +195,7 @@ def open_writer(path: Path, source: str) -> OmniPvdWriter:
     suffix = path.suffix.lower()
     if suffix not in _SUFFIXES:
         raise RecordError(f"output {str(path)!r}: the file name must end in .ovd or .h5")
+    check_output(path)
     if suffix == ".ovd":
         return OmniPvdWriter(OvdFileStream(path))
     from pvdkit.h5 import H5Stream

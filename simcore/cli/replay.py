@@ -12,7 +12,7 @@ import time
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
-from pvdkit.outputs import path_argument, require_input
+from pvdkit.outputs import check_output, path_argument, require_input
 from pvdkit.terminal import ProgressBar, on_terminal
 from pvdkit.types import PvdError
 from simcore.replay.engine import MODES, build, replay, with_scene_overrides
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.tolerance > 0:
         raise PvdError(f"replay: --tolerance must be > 0, got {args.tolerance!r}")
     for opt, out in (("-o", args.output), ("--report", args.report), ("--html", args.html)):
-        if out is not None and not Path(out).resolve().parent.is_dir():
-            raise PvdError(f"replay: {opt} {out!r}: folder {str(Path(out).parent)!r} does not exist")
+        if out is not None:  # before the run: a folder, a device or a missing folder is one line
+            check_output(out, f"replay: {opt}")
     if args.output is not None and Path(args.output).suffix.lower() not in (".h5", ".ovd"):
         raise PvdError(f"replay: -o {args.output!r}: the file name must end in .ovd or .h5")
     start = time.perf_counter()

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from pvdkit import outputs
 from simcore.replay.engine import ReplayVehicle, recorded_series
 from simcore.replay.recorded import RecordedVehicle
 
@@ -162,7 +163,8 @@ class ReplayReport:
         return all(v["ok"] for v in self.vehicles.values())
 
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.as_dict(), indent=2, default=_json_default) + "\n")
+        text = json.dumps(self.as_dict(), indent=2, default=_json_default) + "\n"
+        outputs.write_text(path, text, "--report")
 
     def rows(self) -> list[tuple[str, str, str, str, str, str, str]]:
         """Terminal table rows, sorted by first divergence (never-diverging last)."""
@@ -214,15 +216,16 @@ class ReplayReport:
                         f"{'ok' if v['ok'] else 'over tolerance'}"
                         f"{(' — ' + html.escape(v['note'])) if v.get('note') else ''}</li>"
                         for n, v in self.vehicles.items())
-        Path(path).write_text(
-            "<!doctype html><meta charset='utf-8'><title>pvdkit replay</title>"
-            "<style>body{font-family:sans-serif}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
-            "table{border-collapse:collapse}</style>"
-            f"<h1>Replay of {html.escape(self.recording)}</h1>"
-            f"<p>mode {html.escape(self.mode)}, steps {self.from_step}-{self.from_step + self.steps - 1}, "
-            f"tolerance {self.tolerance:g} (relative RMS)</p><ul>{notes}</ul>"
-            "<table><tr><th>vehicle</th><th>quantity</th><th>relative RMS</th><th>max error @ step</th>"
-            f"<th>first step over</th><th>verdict</th><th>where</th></tr>{rows}</table>\n")
+        page = ("<!doctype html><meta charset='utf-8'><title>pvdkit replay</title>"
+                "<style>body{font-family:sans-serif}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
+                "table{border-collapse:collapse}</style>"
+                f"<h1>Replay of {html.escape(self.recording)}</h1>"
+                f"<p>mode {html.escape(self.mode)}, "
+                f"steps {self.from_step}-{self.from_step + self.steps - 1}, "
+                f"tolerance {self.tolerance:g} (relative RMS)</p><ul>{notes}</ul>"
+                "<table><tr><th>vehicle</th><th>quantity</th><th>relative RMS</th><th>max error @ step</th>"
+                f"<th>first step over</th><th>verdict</th><th>where</th></tr>{rows}</table>\n")
+        outputs.write_text(path, page, "--html")
 
 
 def _json_default(value: Any) -> Any:

@@ -391,3 +391,23 @@ def test_h5_output_on_a_full_disk_is_one_line(capsys, ovd, tmp_path, monkeypatch
     assert status == 2
     one_error_line(err, f"disk full writing {out}")
     assert not out.exists() and leftovers(tmp_path) == []
+
+
+def test_a_device_or_fifo_output_is_refused_not_replaced(capsys, ovd, tmp_path):
+    """Outputs are written beside their target and renamed over it: a device node or FIFO named
+    as output would become a regular file (as root, --junit /dev/null would replace /dev/null).
+    Such a target is one line naming what it is, and stays what it was."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "diff", str(ovd), str(ovd), "--json", str(fifo))
+    assert code == 2
+    one_error_line(err, f"--json '{fifo}': is not a regular file (a FIFO or pipe), expected a file name")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    ovd_fifo = tmp_path / "fifo.h5"
+    os.mkfifo(ovd_fifo)
+    code, _, err = run(capsys, "convert", str(ovd), str(ovd_fifo))
+    assert code == 2 and "is not a regular file (a FIFO or pipe)" in err
+    assert stat.S_ISFIFO(ovd_fifo.stat().st_mode)
+    with pytest.raises(PvdError, match=r"'/dev/null': is not a regular file \(a character device\)"):
+        outputs.check_output("/dev/null", "--junit")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
