@@ -347,8 +347,14 @@ class OmniPvdWriter:
     def __enter__(self) -> OmniPvdWriter:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None:
+            self.close()
+            return
+        try:  # the exception in flight says what went wrong: closing must not replace it
+            self.close()
+        except Exception as close_error:
+            exc.add_note(f"closing the recording then failed too: {close_error}")
 
     # ------------------------------------------------------------------------- registration
 

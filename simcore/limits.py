@@ -63,17 +63,21 @@ class Bound:
     limit: float
     unit: str
     length_power: int = 0
+    #: Smallest magnitude (same units; 0: none). Masses and inertias are positive by Vehicle2's
+    #: own checks; far below these, their inverses overflow the integration (1e-300 kg m^2 gave
+    #: a division by zero in the first step).
+    smallest: float = 0.0
 
 
 #: ``(VehicleParams field, attribute) -> Bound``. Every value must be finite and its magnitude
 #: at most the bound (positivity and the like are Vehicle2's own checks, made first).
 PARAM_BOUNDS: dict[tuple[str, str], Bound] = {
-    ("rigid_body", "mass"): Bound(1e7, "kg"),
-    ("rigid_body", "moi"): Bound(1e10, "kg m^2", 2),
+    ("rigid_body", "mass"): Bound(1e7, "kg", smallest=1e-3),
+    ("rigid_body", "moi"): Bound(1e10, "kg m^2", 2, smallest=1e-6),
     ("wheel", "radius"): Bound(10.0, "m", 1),
     ("wheel", "half_width"): Bound(10.0, "m", 1),
-    ("wheel", "mass"): Bound(1e5, "kg"),
-    ("wheel", "moi"): Bound(1e6, "kg m^2", 2),
+    ("wheel", "mass"): Bound(1e5, "kg", smallest=1e-4),
+    ("wheel", "moi"): Bound(1e6, "kg m^2", 2, smallest=1e-8),
     ("wheel", "damping_rate"): Bound(1e7, "kg m^2/s", 2),
     ("suspension", "suspension_attachment_pos"): Bound(1e3, "m", 1),
     ("suspension", "suspension_travel_dist"): Bound(10.0, "m", 1),
@@ -87,13 +91,16 @@ PARAM_BOUNDS: dict[tuple[str, str], Bound] = {
     ("tire_force", "camber_stiff"): Bound(1e10, "N/rad", 1),
     ("tire_force", "rest_load"): Bound(1e9, "N", 1),
     ("direct_drive_throttle_response", "max_response"): Bound(1e8, "N m", 2),
-    ("engine", "moi"): Bound(1e5, "kg m^2", 2),
+    ("engine", "moi"): Bound(1e5, "kg m^2", 2, smallest=1e-8),
     ("engine", "peak_torque"): Bound(1e8, "N m", 2),
     ("engine", "idle_omega"): Bound(1e5, "rad/s"),
     ("engine", "max_omega"): Bound(1e5, "rad/s"),
     ("gearbox", "ratios"): Bound(1e3, "(ratio)"),
     ("gearbox", "final_ratio"): Bound(1e3, "(ratio)"),
 }
+#: The length unit a vehicle may be described in, in units per metre (PhysX's ``Scale``: 1 for
+#: metres, 100 for centimetres): from kilometres to micrometres.
+MIN_SCALE, MAX_SCALE = 1e-3, 1e6
 #: Brake responses are torques: ``brake_command_response[i].max_response``.
 BRAKE_TORQUE_BOUND = Bound(1e8, "N m", 2)
 #: Anti-roll bar stiffness (``AntiRollBarParams.stiffness``, torque per radian of roll).
@@ -124,7 +131,8 @@ _PER_WHEEL = frozenset({"wheel", "suspension", "suspension_force", "tire_force"}
 def _check(part_name: str, obj: Any, attr: str, bound: Bound, scale: float, label: str | None = None) -> None:
     raw = np.asarray(getattr(obj, attr), dtype=np.float64)
     limit = bound.limit * scale ** bound.length_power
-    bad = ~(np.abs(raw) <= limit)
+    smallest = bound.smallest * scale ** bound.length_power
+    bad = ~(np.abs(raw) <= limit) | ((np.abs(raw) < smallest) & (raw != 0.0))
     if not bad.any():
         return
     k = tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), raw.shape))
@@ -137,15 +145,19 @@ def _check(part_name: str, obj: Any, attr: str, bound: Bound, scale: float, labe
     unit = f"{bound.unit} x scale^{bound.length_power}" if scaled else bound.unit
     name = label or f"{type(obj).__name__}.{attr}"
     what = "must be finite" if not math.isfinite(value) else "is physically absurd"
+    span = f"from {smallest:.3g} to {limit:.3g}" if smallest else f"up to {limit:.3g}"
     raise ParamBoundsError(
         f"{name}{where} = {value:.6g}{'' if scaled else ' ' + bound.unit} {what}: simcore accepts "
-        f"magnitudes up to {limit:.3g} {unit} (simcore.limits.PARAM_BOUNDS)", part_name)
+        f"magnitudes {span} {unit} (simcore.limits.PARAM_BOUNDS)", part_name)
 
 
 def check_param_bounds(params: Any) -> None:
     """Raise :class:`ParamBoundsError` for the first value of ``params`` (a ``VehicleParams``)
     outside :data:`PARAM_BOUNDS`, naming class, field and wheel."""
     scale = float(params.scale.scale)
+    if not MIN_SCALE <= scale <= MAX_SCALE:  # the bounds scale with it (scale ** 2 overflowed at 1e308)
+        raise ParamBoundsError(f"Scale.scale = {scale:.6g} is outside {MIN_SCALE:g} … {MAX_SCALE:g} "
+                               "(lengths per metre: 1 for metres, 100 for centimetres)", "scale")
     for (part_name, attr), bound in PARAM_BOUNDS.items():
         part = getattr(params, part_name, None)
         if part is None or not hasattr(part, attr):

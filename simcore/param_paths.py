@@ -10,6 +10,7 @@ every wheel or one per wheel. Params are immutable: :func:`with_param` returns n
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from typing import Any
 
@@ -46,6 +47,9 @@ def _step(obj: Any, name: str, index: int | None, path: str) -> Any:
                              f"(fields: {', '.join(names)})")
     value = getattr(obj, name)
     if index is not None:
+        if isinstance(value, np.ndarray):  # a per-wheel array: set as a whole
+            raise ParamPathError(f"param path {path!r}: {name} is per wheel and takes no [i]: a value "
+                                 f"applies to every wheel (--set also takes one per wheel: {name}=A,B,…)")
         if not isinstance(value, tuple) or not 0 <= index < len(value):
             size = len(value) if isinstance(value, tuple) else "no"
             raise ParamPathError(f"param path {path!r}: {name} has {size} entries to index with [{index}]")
@@ -123,10 +127,13 @@ def parse_vary(text: str) -> tuple[str, float, float]:
     try:
         if not (sep and sep2 and path):
             raise ValueError
-        return path.strip(), float(lo), float(hi)
+        low, high = float(lo), float(hi)
     except ValueError:
         raise ParamPathError(f"--vary {text!r}: expected PARAM=LO:HI, "
                              "e.g. rigid_body.mass=1500:2500") from None
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ParamPathError(f"--vary {text!r}: LO and HI must be finite numbers")
+    return path.strip(), low, high
 
 
 def parse_setting(text: str) -> tuple[str, float | list[float]]:
@@ -136,7 +143,9 @@ def parse_setting(text: str) -> tuple[str, float | list[float]]:
         if not (sep and path.strip() and value.strip()):
             raise ValueError
         numbers = [float(v) for v in value.split(",")]
+        if not all(math.isfinite(x) for x in numbers):
+            raise ValueError
     except ValueError:
-        raise ParamPathError(f"--set {text!r}: expected PARAM=VALUE (one number, or one per wheel separated "
-                             "by commas), e.g. rigid_body.mass=2200") from None
+        raise ParamPathError(f"--set {text!r}: expected PARAM=VALUE (one finite number, or one per wheel "
+                             "separated by commas), e.g. rigid_body.mass=2200") from None
     return path.strip(), numbers[0] if len(numbers) == 1 else numbers

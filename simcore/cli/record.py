@@ -401,6 +401,9 @@ def _fleet_params(params: Any, label: str, n: int, vary: str | None) -> list[Any
         return [params] * n
     try:
         path, lo, hi = parse_vary(vary)
+        if path.split(".")[0].split("[")[0] in ("scale", "frame"):
+            raise RecordError(f"--vary {vary}: the vehicles of a fleet share one length scale and one frame "
+                              "(scale, frame); vary a physical param instead")
         members = []
         for k, value in enumerate(np.linspace(lo, hi, n)):
             p = with_param(params, path, float(value))

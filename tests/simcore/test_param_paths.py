@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.param_paths import ParamPathError, param_value, parse_vary, with_param
+from simcore.param_paths import ParamPathError, param_value, parse_setting, parse_vary, with_param
 from simcore.presets import load_preset
 
 
@@ -56,3 +56,19 @@ def test_parse_vary():
         with pytest.raises(ParamPathError, match="expected PARAM=LO:HI"):
             parse_vary(bad)
     assert np.isfinite(parse_vary("a.b=-1e3:2.5")[1])
+    for bad in ("rigid_body.mass=inf:inf", "rigid_body.mass=1e400:2", "rigid_body.mass=nan:1"):
+        with pytest.raises(ParamPathError, match="LO and HI must be finite numbers"):
+            parse_vary(bad)
+
+
+def test_parse_setting():
+    assert parse_setting("rigid_body.mass=2200") == ("rigid_body.mass", 2200.0)
+    assert parse_setting("wheel.radius=0.3, 0.3,0.4,0.4") == ("wheel.radius", [0.3, 0.3, 0.4, 0.4])
+    for bad in ("rigid_body.mass", "=1", "x=", "x=a", "x=nan", "x=1,inf"):
+        with pytest.raises(ParamPathError, match="expected PARAM=VALUE"):
+            parse_setting(bad)
+
+
+def test_a_per_wheel_field_takes_no_index(sedan):
+    with pytest.raises(ParamPathError, match=r"radius is per wheel and takes no \[i\]"):
+        with_param(sedan, "wheel.radius[0]", 0.3)

@@ -351,3 +351,24 @@ def test_set_changes_params_of_the_recorded_vehicle(tmp_path):
             record("sedan", "brake", duration=0.1, out=tmp_path / "bad.h5", settings=settings)
     with pytest.raises(RecordError, match="--set: the motorcycle model is not a Vehicle2 vehicle"):
         record("motorcycle", duration=0.1, out=tmp_path / "bad.h5", settings=["a=1"])
+
+
+def test_a_failure_in_the_run_is_not_masked_by_closing_the_recording(tmp_path, monkeypatch):
+    """An exception in the first step left an .h5 without a header; closing it raised "nothing
+    was recorded", which replaced the real error. The error in flight propagates, and the
+    closing failure is added to it as a note."""
+    from simcore import scenarios
+
+    def explode(*_args, **_kwargs):
+        raise ZeroDivisionError("division by zero in the first step")
+
+    monkeypatch.setattr(scenarios.Scenario, "run", explode)
+    with pytest.raises(ZeroDivisionError, match="first step") as info:
+        record("sedan", "brake", duration=0.1, out=tmp_path / "x.h5")
+    assert any("nothing was recorded" in note for note in getattr(info.value, "__notes__", []))
+
+
+def test_vary_refuses_the_scale_and_frame_a_fleet_shares(tmp_path):
+    for vary in ("scale.scale=100:100", "frame.lng_axis=0:1"):
+        with pytest.raises(RecordError, match="share one length scale and one frame"):
+            record("sedan", "brake", duration=0.1, out=tmp_path / "x.h5", vehicles=2, vary=vary)

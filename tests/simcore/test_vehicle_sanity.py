@@ -61,6 +61,10 @@ def _with(params, part: str, **values):
     ("suspension_force", "stiffness", [1e12, 3e4, 3e4, 3e4], r"SuspensionForceParams\.stiffness of wheel 0"),
     ("tire_force", "long_stiff", [1e20] * 4, r"TireForceParams\.long_stiff of wheel 0 = 1e\+20 N"),
     ("suspension", "suspension_travel_dist", [0.2, 0.2, 0.2, 1e6], r"suspension_travel_dist of wheel 3"),
+    # tiny inertias: their inverses overflowed the integration (a ZeroDivisionError in the first step)
+    ("rigid_body", "moi", [1e-300] * 3, r"RigidBodyParams\.moi\[0\] = 1e-300 kg m\^2 is physically absurd: "
+                                        r"simcore accepts magnitudes from 1e-06 to 1e\+10 kg m\^2"),
+    ("wheel", "mass", [1e-320, 20.0, 20.0, 20.0], r"WheelParams\.mass of wheel 0 = 9\.99989e-321 kg"),
 ])
 def test_absurd_params_are_refused_naming_field_and_wheel(part, field, values, message):
     params = default_vehicle()
@@ -221,3 +225,13 @@ def test_a_cm_scale_vehicle_does_not_trip_the_speed_bounds():
     for _ in range(10):
         car.step(1 / 60)
     assert car.steps == 10
+
+
+def test_the_length_scale_is_bounded():
+    """The bounds scale with the length unit, so the unit itself is bounded (1e308 overflowed
+    scale ** 2 with a traceback)."""
+    params = default_vehicle()
+    for scale in (1e308, 1e-9):
+        bad = replace(params, scale=replace(params.scale, scale=scale))
+        with pytest.raises(ParamBoundsError, match=r"Scale\.scale = .* is outside 0\.001 … 1e\+06"):
+            bad.validate()
