@@ -102,6 +102,40 @@ def require_input(path: str | os.PathLike, expected: str = RECORDING, label: str
     return p
 
 
+#: Largest TOML file read (a config or sweep file is a few KB; this keeps a mistaken large file
+#: from being read into memory whole).
+MAX_TOML_BYTES = 16 << 20
+
+
+def read_toml(path: str | os.PathLike, expected: str = "a TOML file") -> dict[str, Any]:
+    """The parsed TOML file ``path`` (config and sweep files); :class:`PvdError` as one line
+    naming the file for anything else: not a regular file (a FIFO would block, ``/dev/zero``
+    never ends), too large, not UTF-8 (with the byte), not TOML (with tomllib's line and
+    column), or nested too deeply. A UTF-8 byte order mark, as some editors write, is skipped."""
+    import tomllib  # only when a TOML file is read: the plain commands do not pay for it
+
+    p = require_input(path, expected)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read(MAX_TOML_BYTES + 1)
+    except OSError as exc:
+        raise PvdError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_TOML_BYTES:
+        raise PvdError(f"{p}: more than {MAX_TOML_BYTES >> 20} MB, expected {expected}")
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise PvdError(f"{p}: line {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                       f"{exc.start}), expected {expected}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PvdError(f"{p}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise PvdError(f"{p}: nested too deeply, expected {expected}") from None
+
+
 def open_input(path: str | os.PathLike, expected: str = RECORDING) -> BinaryIO:
     """Open a file for binary reading after :func:`require_input`; :class:`PvdError` otherwise.
 

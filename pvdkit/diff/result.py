@@ -22,6 +22,10 @@ __all__ = ["DiffOptions", "DiffResult", "FrameWindow", "Note", "ObjectChange", "
 EQUAL, DIFFERENT, ONLY_IN_A, ONLY_IN_B, RETYPED = "equal", "different", "only_in_a", "only_in_b", "retyped"
 
 
+#: Largest frame number a window may name: recordings number their frames in int32.
+MAX_FRAME = 2**31 - 1
+
+
 @dataclass(frozen=True)
 class FrameWindow:
     """Comparison frames ``[start, stop)`` (None = open end), like a Python slice of frame
@@ -53,6 +57,8 @@ class FrameWindow:
         for v in (self.start, self.stop):
             if v is not None and v < 0:
                 raise PvdError(f"--frames: frame numbers are >= 0 (0 is the first frame), got {v}")
+            if v is not None and v > MAX_FRAME:  # no recording has more frames (they are int32)
+                raise PvdError(f"--frames: frame numbers are at most {MAX_FRAME:,}, got {str(v)[:40]}")
         if self.start is not None and self.stop is not None and self.stop <= self.start:
             raise PvdError(f"--frames {self.start}:{self.stop}: empty window (STOP must exceed START)")
         return self

@@ -126,16 +126,10 @@ class ToleranceConfig:
     @classmethod
     def load(cls, path: str | os.PathLike) -> ToleranceConfig:
         """Read a TOML tolerance file; :class:`PvdError` naming the file and key on bad input."""
-        import tomllib  # only when a config file is given: the plain diff does not pay for it
+        from pvdkit.outputs import read_toml
 
         p = os.fspath(path)
-        try:
-            with open(p, "rb") as f:
-                data = tomllib.load(f)
-        except OSError as exc:
-            raise PvdError(f"cannot read tolerance config {p}: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise PvdError(f"{p}: not valid TOML: {exc}") from None
+        data = read_toml(p, "a TOML tolerance config")
         return cls.from_mapping(data, p)
 
     @classmethod
@@ -143,7 +137,7 @@ class ToleranceConfig:
         """Build from parsed TOML (the layout of the module docstring)."""
         unknown = sorted(set(data) - _TOP_KEYS)
         if unknown:
-            raise PvdError(f"{source}: unknown key {unknown[0]!r} (expected one of: "
+            raise PvdError(f"{source}: unknown key {_shown(unknown[0])} (expected one of: "
                            f"{', '.join(sorted(_TOP_KEYS))}; per-attribute rules go under [attributes])")
         default = Tolerance(
             atol=_number(data, "atol", 0.0, source), rtol=_number(data, "rtol", 0.0, source),
@@ -152,23 +146,25 @@ class ToleranceConfig:
         rules: list[ToleranceRule] = []
         ignore = data.get("ignore", [])
         if not isinstance(ignore, list) or not all(isinstance(g, str) for g in ignore):
-            raise PvdError(f"{source}: ignore must be a list of glob strings, got {ignore!r}")
+            raise PvdError(f"{source}: ignore must be a list of glob strings, got {_shown(ignore)}")
         rules += [ToleranceRule(g, ignore=True) for g in ignore]
         unmatched = data.get("ignore_unmatched", [])
         if not isinstance(unmatched, list) or not all(isinstance(g, str) for g in unmatched):
             raise PvdError(f"{source}: ignore_unmatched must be a list of class glob strings, "
-                           f"got {unmatched!r}")
+                           f"got {_shown(unmatched)}")
         schema = _flag(data, "schema", True, source)
         attrs = data.get("attributes", {})
         if not isinstance(attrs, Mapping):
             raise PvdError(f"{source}: [attributes] must be a table of \"glob\" = {{ rtol = … }}")
         for pattern, spec in attrs.items():
-            where = f"{source}: attributes.{pattern!r}"
+            where = f"{source}: attributes.{_shown(pattern)}"
             if not isinstance(spec, Mapping):
-                raise PvdError(f"{where}: expected an inline table such as {{ rtol = 1e-3 }}, got {spec!r}")
+                raise PvdError(f"{where}: expected an inline table such as {{ rtol = 1e-3 }}, "
+                               f"got {_shown(spec)}")
             bad = sorted(set(spec) - _RULE_KEYS)
             if bad:
-                raise PvdError(f"{where}: unknown key {bad[0]!r} (expected: {', '.join(sorted(_RULE_KEYS))})")
+                raise PvdError(f"{where}: unknown key {_shown(bad[0])} "
+                               f"(expected: {', '.join(sorted(_RULE_KEYS))})")
             rule = ToleranceRule(
                 pattern,
                 atol=_number(spec, "atol", None, where), rtol=_number(spec, "rtol", None, where),
@@ -244,8 +240,18 @@ def _number(d: Mapping[str, Any], key: str, default: float | None, where: str) -
         return default
     v = d[key]
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise PvdError(f"{where}: {key} must be a number, got {v!r}")
-    return float(v)
+        raise PvdError(f"{where}: {key} must be a number, got {_shown(v)}")
+    try:
+        return float(v)
+    except OverflowError:  # TOML integers are unbounded
+        raise PvdError(f"{where}: {key} must be a finite number, got an integer of {len(str(abs(v)))} "
+                       "digits") from None
+
+
+def _shown(v: Any) -> str:
+    """``repr(v)``, cut for a one-line message (a TOML value can be a whole table)."""
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "…"
 
 
 def _flag(d: Mapping[str, Any], key: str, default: bool | None, where: str) -> bool | None:
@@ -253,6 +259,6 @@ def _flag(d: Mapping[str, Any], key: str, default: bool | None, where: str) -> b
         return default
     v = d[key]
     if not isinstance(v, bool):
-        raise PvdError(f"{where}: {key} must be true or false, got {v!r}")
+        raise PvdError(f"{where}: {key} must be true or false, got {_shown(v)}")
     return v
 

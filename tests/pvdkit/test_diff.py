@@ -7,6 +7,7 @@ import importlib.util
 import io
 import json
 import math
+import os
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -707,3 +708,40 @@ def test_hooks_into_the_pvdkit_command_line(ref, tmp_path, capsys):
     dcli.add_diff_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["diff", str(ref), str(ref), "--quiet"])
     assert args.func is dcli.run and args.func(args) == 0
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"atol = 1" + b"0" * 320 + b"\n", "atol must be a finite number, got an integer of 321 digits"),
+    (b'[attributes]\n"*" = { rtol = 1' + b"0" * 400 + b" }\n",
+     r"attributes.'\*': rtol must be a finite number"),
+    (b"# caf\xe9\natol = 1\n", r"line 1: not UTF-8 text \(byte 0xe9 at offset 5\)"),
+    (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
+    (b"x" * 300 + b" = 1\n", r"unknown key 'xxxx[^ ]*… \(expected one of"),
+])
+def test_a_hostile_config_is_one_line_naming_the_file(ref, tmp_path, content, message):
+    """Fuzzing finds: TOML integers too large for a float, text that is no UTF-8 and deep nesting
+    gave tracebacks; a huge key filled the terminal. Each is one line naming the file."""
+    cfg = tmp_path / "hostile.toml"
+    cfg.write_bytes(content)
+    with pytest.raises(PvdError, match=message) as info:
+        ToleranceConfig.load(cfg)
+    assert str(info.value).startswith(f"{cfg}: ") and "\n" not in str(info.value)
+    assert len(str(info.value)) < 300
+
+
+def test_a_config_that_is_no_file_is_refused_before_reading(tmp_path):
+    """A FIFO would block the reader forever, /dev/zero fill the memory: refused unread."""
+    fifo = tmp_path / "cfg.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(PvdError, match="is not a regular file \\(a FIFO or pipe\\)"):
+        ToleranceConfig.load(fifo)
+    with pytest.raises(PvdError, match="is not a regular file \\(a character device\\)"):
+        ToleranceConfig.load("/dev/zero")
+    (tmp_path / "bom.toml").write_bytes(b"\xef\xbb\xbfatol = 0.5\n")  # as some editors save it
+    assert ToleranceConfig.load(tmp_path / "bom.toml").default.atol == 0.5
+
+
+def test_a_frame_window_beyond_any_recording_is_one_line():
+    for text in ("99999999999999999999999:", "9223372036854775807:", "0:2147483648"):
+        with pytest.raises(PvdError, match="--frames: frame numbers are at most 2,147,483,647"):
+            FrameWindow.parse(text)
