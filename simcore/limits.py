@@ -49,6 +49,28 @@ MAX_STEPS = 10_000_000
 #: Most substeps of the suspension / tire / rigid-body group.
 MAX_SUBSTEPS = 1000
 
+#: Largest magnitude of an integer field of a vehicle file (gear indices, iteration counts):
+#: they become C ints in the kernels.
+MAX_INT_FIELD = 2**31 - 1
+
+
+def is_finite_number(value: object) -> bool:
+    """True for an int or float (not a bool) that is finite as a float. Why not just
+    ``math.isfinite``: JSON and TOML integers are unbounded, and a 400-digit one makes it raise
+    OverflowError instead of answering."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def is_int_field(value: object) -> bool:
+    """True for a whole number (an int, or a float such as 3.0) within :data:`MAX_INT_FIELD`."""
+    return is_finite_number(value) and float(value).is_integer() and abs(value) <= MAX_INT_FIELD
+
+
 # --------------------------------------------------------------------------------------------
 # Physical bounds of params
 # --------------------------------------------------------------------------------------------

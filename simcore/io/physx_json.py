@@ -21,7 +21,6 @@ Every error is a :class:`PhysXJsonError` naming the file, the JSON path and what
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -35,7 +34,14 @@ from simcore.braking.params import BrakeCommandResponseParams
 from simcore.commands.params import CommandNonLinearResponseParams, CommandResponseParams
 from simcore.drivetrain.direct_drive import DirectDriveThrottleCommandResponseParams
 from simcore.frame import Axis, Frame, Scale
-from simcore.limits import MAX_NB_WHEELS, ParamBoundsError, check_param_bounds
+from simcore.limits import (
+    MAX_INT_FIELD,
+    MAX_NB_WHEELS,
+    ParamBoundsError,
+    check_param_bounds,
+    is_finite_number,
+    is_int_field,
+)
 from simcore.rigid_body.params import RigidBodyParams
 from simcore.steering.params import AckermannParams, SteerCommandResponseParams
 from simcore.suspension.params import (
@@ -107,7 +113,7 @@ class _Doc:
         return value
 
     def number_value(self, value: Any, path: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if not is_finite_number(value):
             raise self.expected(path, "a finite number", value)
         return float(value)
 
@@ -115,11 +121,9 @@ class _Doc:
         return self.number_value(self.member(node, key, path), _join(path, key))
 
     def integer_value(self, value: Any, path: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise self.expected(path, "an integer", value)
-        return value
+        if not is_int_field(value):
+            raise self.expected(path, f"an integer of magnitude at most {MAX_INT_FIELD}", value)
+        return int(value)
 
     def integer(self, node: Any, key: str, path: str) -> int:
         return self.integer_value(self.member(node, key, path), _join(path, key))

@@ -44,7 +44,7 @@ from simcore.drivetrain.engine_drive.params import (
     TankDriveModel,
 )
 from simcore.frame import Axis, Frame, Scale
-from simcore.limits import MAX_NB_WHEELS
+from simcore.limits import MAX_NB_WHEELS, is_finite_number
 from simcore.rigid_body.params import RigidBodyParams
 from simcore.steering.params import AckermannParams, SteerCommandResponseParams
 from simcore.stingray.sjson import Location, SjsonArray, SjsonError, SjsonObject, SjsonWarning, child_path
@@ -199,7 +199,7 @@ class _Section:
                 raise self.fail(None, f"{key!r} is missing (required)")
             return float(default)
         value = self.raw(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if not is_finite_number(value):
             raise self.fail(key, f"expected a number, got {_show(value)}")
         v = float(value)
         if gt is not None and not v > gt:
@@ -279,7 +279,7 @@ def _numbers(value: Any, path: str, where: Location, size: int | None) -> np.nda
         raise StingrayError(f"expected an array of numbers, got {_show(value)}", where, path)
     out = []
     for i, v in enumerate(value):
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        if not is_finite_number(v):
             at = value.location(i) if isinstance(value, SjsonArray) else where
             raise StingrayError(f"expected a number, got {_show(v)}", at, child_path(path, i))
         out.append(float(v))

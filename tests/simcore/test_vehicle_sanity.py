@@ -160,6 +160,36 @@ def test_engine_drive_file_errors_name_the_file(tmp_path):
         read_engine_drivetrain_params(bad)
 
 
+def test_numbers_too_large_for_a_float_are_one_line_in_every_vehicle_file(tmp_path):
+    """JSON and SJSON integers are unbounded; a 400-digit one made the finiteness checks raise
+    OverflowError, and infinity or 1e308 in an integer field (a gear, an iteration count)
+    overflowed int() or the kernels' C ints (fuzzing finds)."""
+    from simcore.drivetrain.engine_drive.loader import EngineDriveFormatError, read_engine_drivetrain_params
+    from simcore.stingray import load_physics
+    from simcore.stingray.sjson import SjsonError
+
+    def huge_mass(d):
+        d["RigidBodyParams"]["Mass"] = 10**400
+
+    folder = _vehicle_folder(tmp_path, huge_mass)
+    with pytest.raises(PhysXJsonError, match=r"RigidBodyParams\.Mass: expected a finite number, got 1000"):
+        load_physx_vehicle(folder / "Base.json", folder / "DirectDrive.json")
+    engine = json.loads((DATA_DIR / "EngineDrive.json").read_text())
+    for field, value in (("NeutralGear", float("inf")), ("NeutralGear", 10**400)):
+        engine["GearboxParams"][field] = value
+        bad = tmp_path / "EngineDrive.json"
+        bad.write_text(json.dumps(engine))
+        expected = r"GearboxParams\.NeutralGear: expected an integer of magnitude at most 2147483647"
+        with pytest.raises(EngineDriveFormatError, match=expected):
+            read_engine_drivetrain_params(bad)
+    physics = (DATA_DIR / "4wheel.physics").read_text()
+    assert "mass = " in physics
+    hostile = tmp_path / "huge.physics"
+    hostile.write_text(physics.replace("mass = ", "mass = 1" + "0" * 400 + " // ", 1))
+    with pytest.raises(SjsonError, match=r"huge\.physics:\d+:\d+: .*expected a number, got 1000"):
+        load_physics(hostile)
+
+
 # ---------------------------------------------------------------------------- divergence
 
 

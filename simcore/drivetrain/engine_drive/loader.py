@@ -16,7 +16,6 @@ Errors name the file, the JSON path and what was expected.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from simcore.drivetrain.engine_drive.params import (
     TankDriveDifferentialParams,
     TankDriveModel,
 )
+from simcore.limits import MAX_INT_FIELD, is_finite_number, is_int_field
 
 #: The package data folder holding the reference car's ``EngineDrive.json``.
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -70,7 +70,7 @@ class _Reader:
         return self.as_number(parent[key], full)
 
     def as_number(self, value: object, path: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if not is_finite_number(value):
             raise self.fail(path, "a finite number", value)
         return float(value)
 
@@ -81,8 +81,8 @@ class _Reader:
         return self.as_integer(parent[key], full)
 
     def as_integer(self, value: object, path: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-            raise self.fail(path, "an integer", value)
+        if not is_int_field(value):
+            raise self.fail(path, f"an integer of magnitude at most {MAX_INT_FIELD}", value)
         return int(value)
 
     def numbers(self, parent: Mapping[str, Any], key: str, path: str) -> list[float]:
