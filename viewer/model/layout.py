@@ -56,8 +56,15 @@ class PaneSpec:
     spec: str | None = None
 
 
+#: Most panes a layout file may hold: each is a plot stacked in the window (tens of ms to build),
+#: and a hostile file with thousands kept the viewer busy for minutes.
+MAX_PANES = 64
+
+
 @dataclass
 class Layout:
+    """Plot panes (and the X–Y specs) saved by the viewer, per user or to a file to share."""
+
     panes: list[PaneSpec] = field(default_factory=list)
     #: The X–Y panel's (x spec, y spec), or None (optional in the file: older layouts lack it).
     xy: tuple[str, str] | None = None
@@ -79,13 +86,19 @@ class Layout:
             data = json.loads(text)
         except ValueError as exc:
             raise PvdError(f"{source}: not JSON ({exc})") from None
+        except RecursionError:
+            raise PvdError(f"{source}: not a viewer layout (JSON nested too deeply)") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise PvdError(f"{source}: not a viewer layout (expected \"format\": \"{FORMAT}\")")
-        if data.get("version") != VERSION:
-            raise PvdError(f"{source}: layout version {data.get('version')!r}; this viewer reads {VERSION}")
+        version = data.get("version")
+        if type(version) is not int or version != VERSION:  # true == 1 in Python
+            raise PvdError(f"{source}: layout version {str(version)[:40]!r}; this viewer reads {VERSION}")
         panes = data.get("panes")
         if not isinstance(panes, list):
             raise PvdError(f"{source}: \"panes\" must be a list")
+        if len(panes) > MAX_PANES:
+            raise PvdError(f"{source}: {len(panes)} panes; a layout holds at most {MAX_PANES} (each is a "
+                           "plot stacked in the window)")
         out = cls()
         for i, p in enumerate(panes):
             if not isinstance(p, dict) or not isinstance(p.get("curves", []), list):
@@ -97,7 +110,7 @@ class Layout:
                     raise PvdError(f"{source}: pane {i}: each curve needs \"object\" and "
                                    "\"attribute\" strings")
                 comp = c.get("component")
-                if not (comp is None or comp == NORM or (isinstance(comp, int) and comp >= 0)):
+                if not (comp is None or comp == NORM or (type(comp) is int and comp >= 0)):
                     raise PvdError(f"{source}: pane {i}: component {comp!r}: expected null, an index or "
                                    f"\"{NORM}\"")
                 curves.append(CurveSpec(c["object"], c["attribute"], comp, str(c.get("label", ""))))

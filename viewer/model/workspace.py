@@ -24,6 +24,7 @@ from viewer.model.signals import Signal
 from viewer.model.timeline import Timeline, assumed_timebase
 from viewer.model.topdown import TopDownModel
 from viewer.model.vehicles import Vehicle
+from viewer.model.xy import xy_pairs
 
 
 class RecentFiles:
@@ -348,16 +349,24 @@ class Workspace:
         vehicle = self.current_vehicle or (self.session.vehicles[0] if self.session.vehicles else None)
         for pane in layout.panes:
             found = []
+            missing = []
+            resolved = False
             for c in pane.curves:
                 obj = find.find(c.object)
                 if obj is None:
+                    missing.append(c.object)
                     continue
+                resolved = True
                 try:
                     check_curve(self.session, obj, c.attribute, c.component)
                 except PvdError as exc:
                     problems.append(f"{pane.title}: {exc}")
                     continue
                 found.append((obj, c))
+            if found and missing:  # the pane is shown with the curves it could find: say which are not
+                problems.append(f"{pane.title}: {len(missing)} of its curves' objects are not in "
+                                f"{self.session.name} ({', '.join(sorted(set(missing))[:3])}"
+                                f"{', …' if len(set(missing)) > 3 else ''})")
             if found:
                 plot = self.plots.add_plot(pane.title)
                 plot.spec = pane.spec
@@ -370,8 +379,13 @@ class Workspace:
                     self.plot(pane.spec, vehicle=vehicle)
                 except PvdError as exc:
                     problems.append(f"{pane.title}: {exc}")
-            else:
+            elif not resolved:
                 problems.append(f"{pane.title}: none of its objects is in {self.session.name}")
+        if layout.xy is not None and self.session is not None:
+            try:
+                xy_pairs(self.session, *layout.xy, vehicle=vehicle)
+            except PvdError as exc:
+                problems.append(f"X–Y {layout.xy[0]} against {layout.xy[1]}: {exc}")
         return problems
 
     def plot(self, spec: str, context: Object | None = None, vehicle: Vehicle | None = None,
