@@ -47,7 +47,7 @@ def parse_address(text: str) -> tuple[str, int]:
         host = host[1:-1]
     if not host:
         host = DEFAULT_HOST
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:  # '²' is a digit
         raise PvdError(f"bad address {text!r}: expected [HOST:]PORT with PORT a number 0..65535")
     return host, int(port)
 
@@ -58,6 +58,8 @@ def listen_socket(host: str, port: int) -> socket.socket:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise PvdError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    except UnicodeError:  # the IDNA codec refuses the host name (empty labels, too long)
+        raise PvdError(f"cannot listen on {host}:{port}: {host!r} is not a valid host name") from None
     family, kind, proto, _, addr = infos[0]
     server = socket.socket(family, kind, proto)
     try:

@@ -309,6 +309,9 @@ def test_bad_arguments_are_one_line(tmp_path):
         (["listen", "localhost:99999", "-o", str(tmp_path / "x.h5")], "bad address 'localhost:99999'"),
         (["listen", "0", "-o", str(tmp_path / "x.txt")], "unknown output format"),
         (["listen", "0", "-o", str(tmp_path / "no" / "x.h5")], "does not exist"),
+        # fuzzing finds: a Unicode digit passed isdigit() and failed int(); IDNA refused a host
+        (["listen", "\u00b2", "-o", str(tmp_path / "x.h5")], "bad address '\u00b2'"),
+        (["listen", "x..y:0", "-o", str(tmp_path / "x.h5")], "'x..y' is not a valid host name"),
     ]:
         run = subprocess.run([sys.executable, "-m", "pvdkit", *args], capture_output=True, text=True,
                              cwd=ROOT, timeout=60)
