@@ -43,6 +43,13 @@ there. Exit status: 0 equal, 1 different, 2 error.
 """
 
 
+
+def _window_text(text: str) -> str:
+    """--frames as typed; an empty one (an unset shell variable) is an error, not "all frames"."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected START:STOP (e.g. 100:200 or 250:), got an empty string")
+    return text
+
 def configure(p: argparse.ArgumentParser) -> None:
     """Add the ``diff`` arguments to ``p``."""
     p.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -56,7 +63,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="NaN equals NaN (default: a difference)")
     p.add_argument("--config", metavar="TOML", type=outputs.path_argument,
                    help="tolerance file: defaults, ignore globs, per-attribute rules")
-    p.add_argument("--frames", metavar="START:STOP", help="compare only this window of frames (half-open)")
+    p.add_argument("--frames", metavar="START:STOP", type=_window_text,
+                   help="compare only this window of frames (half-open)")
     p.add_argument("--align", choices=("index", "time"), default="index",
                    help="match B's frames to A's by index (default) or by start timestamp")
     p.add_argument("--json", metavar="OUT", type=outputs.path_argument,

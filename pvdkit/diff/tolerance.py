@@ -99,6 +99,8 @@ class ToleranceRule:
 
 
 _RULE_KEYS = {"atol", "rtol", "nan_equal", "ignore"}
+#: Most rules (``ignore`` globs and ``[attributes]`` entries) a config may hold.
+MAX_RULES = 1000
 _TOP_KEYS = {"atol", "rtol", "nan_equal", "ignore", "attributes", "schema", "ignore_unmatched"}
 
 
@@ -172,6 +174,9 @@ class ToleranceConfig:
             )
             rule.apply(Tolerance()).validate(where)
             rules.append(rule)
+        if len(rules) > MAX_RULES:  # each rule is matched against every attribute: 20,000 took 15 s
+            raise PvdError(f"{source}: {len(rules):,} rules and ignore globs; a config holds at most "
+                           f"{MAX_RULES:,}")
         return cls(default, tuple(rules), source, schema, tuple(unmatched))
 
     def with_defaults(self, *, atol: float | None = None, rtol: float | None = None,

@@ -31,8 +31,10 @@ import os
 import re
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from pvdkit.outputs import require_input
+from pvdkit.types import PvdError
 
 #: Deepest nesting accepted (objects and arrays); deeper input is rejected rather than recursing.
 MAX_DEPTH = 200
@@ -366,11 +368,24 @@ def loads(text: str, source: str = "<string>") -> SjsonObject:
     return _Parser(text, source).document()
 
 
+#: Largest .physics file read (a vehicle description is a few KB).
+MAX_SJSON_BYTES = 16 << 20
+
+
 def load(path: str | os.PathLike) -> SjsonObject:
     """Parse an SJSON file (UTF-8); errors name the file as given."""
     source = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        require_input(source, "a Stingray .physics file")  # a FIFO would block, /dev/zero never end
+    except PvdError as exc:
+        raise SjsonError(str(exc).removeprefix(f"{source}: "), Location(source, 1, 1)) from None
+    try:
+        with open(source, "rb") as f:
+            raw = f.read(MAX_SJSON_BYTES + 1)
+        if len(raw) > MAX_SJSON_BYTES:
+            raise SjsonError(f"more than {MAX_SJSON_BYTES >> 20} MB: not a vehicle description",
+                             Location(source, 1, 1))
+        text = raw.decode("utf-8")
     except OSError as exc:
         raise SjsonError(f"cannot read the file ({exc.strerror or exc})", Location(source, 1, 1)) from None
     except UnicodeDecodeError as exc:

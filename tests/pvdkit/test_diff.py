@@ -745,3 +745,14 @@ def test_a_frame_window_beyond_any_recording_is_one_line():
     for text in ("99999999999999999999999:", "9223372036854775807:", "0:2147483648"):
         with pytest.raises(PvdError, match="--frames: frame numbers are at most 2,147,483,647"):
             FrameWindow.parse(text)
+
+
+def test_an_empty_frame_window_and_a_flood_of_rules_are_refused(ref, tmp_path, capsys):
+    """--frames '' (an unset shell variable) compared every frame without a word; 20,000 ignore
+    globs took 15 s (each rule meets every attribute): both are one line now."""
+    assert diff_main([str(ref), str(ref), "--frames", ""]) == 2
+    assert "argument --frames: expected START:STOP" in capsys.readouterr().err
+    cfg = tmp_path / "many.toml"
+    cfg.write_text("ignore = [" + ", ".join(f'"C{i}.a"' for i in range(1001)) + "]\n")
+    with pytest.raises(PvdError, match="many.toml: 1,001 rules and ignore globs; a config holds at most 1,0"):
+        ToleranceConfig.load(cfg)

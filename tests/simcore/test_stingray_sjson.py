@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import pytest
@@ -252,8 +253,15 @@ def test_load_names_the_file(tmp_path) -> None:
     f.write_text("vehicles = [\n  { mass = }\n]\n", encoding="utf-8")
     with pytest.raises(SjsonError, match=r"broken\.physics:2:12: vehicles\[0\]\.mass: expected a value"):
         load(f)
-    with pytest.raises(SjsonError, match="cannot read the file"):
+    with pytest.raises(SjsonError, match=r"missing\.physics:1:1: no such file"):
         load(tmp_path / "missing.physics")
     f.write_bytes(b"a = \"\xff\"")
     with pytest.raises(SjsonError, match="not UTF-8"):
         load(f)
+    # a FIFO blocked the reader and /dev/zero filled the memory (fuzzing finds): refused unread
+    fifo = tmp_path / "fifo.physics"
+    os.mkfifo(fifo)
+    with pytest.raises(SjsonError, match=r"fifo\.physics:1:1: is not a regular file \(a FIFO or pipe\)"):
+        load(fifo)
+    with pytest.raises(SjsonError, match=r"is not a regular file \(a character device\)"):
+        load("/dev/zero")
