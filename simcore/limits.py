@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -190,6 +191,36 @@ def check_param_bounds(params: Any) -> None:
                f"brake_command_response[{i}].max_response")
     for i, bar in enumerate(params.anti_roll_bars):
         _check("anti_roll_bars", bar, "stiffness", ANTI_ROLL_BOUND, scale, f"anti_roll_bars[{i}].stiffness")
+    for f in dataclasses.fields(params):
+        _check_recordable(f.name, getattr(params, f.name), f.name)
+
+
+#: Largest magnitude a float param may have: PVD records params as float32 (PhysX's PxReal), so
+#: a larger one (1e308 as a brake multiplier) was recorded as inf, with a numpy warning only.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_recordable(part_name: str, value: Any, path: str) -> None:
+    """:class:`ParamBoundsError` for the first float under ``value`` (a params dataclass, a tuple
+    of them, an array or a number) that is not finite or does not fit float32."""
+    if dataclasses.is_dataclass(value):
+        for f in dataclasses.fields(value):
+            _check_recordable(part_name, getattr(value, f.name), f"{type(value).__name__}.{f.name}")
+    elif isinstance(value, tuple):
+        for i, item in enumerate(value):
+            _check_recordable(part_name, item, f"{path}[{i}]")
+    elif isinstance(value, float | np.ndarray | np.floating):
+        a = np.asarray(value)
+        if a.dtype.kind != "f" or not a.size:
+            return
+        bad = ~(np.abs(a) <= FLOAT32_MAX)
+        if bad.any():
+            k = tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), a.shape))
+            v = float(a[k])
+            where = f"[{', '.join(map(str, k))}]" if k else ""
+            fits = f"does not fit the float32 PVD records params in (magnitudes up to {FLOAT32_MAX:.3g})"
+            what = "must be finite" if not math.isfinite(v) else fits
+            raise ParamBoundsError(f"{path}{where} = {v:.6g} {what}", part_name)
 
 
 # --------------------------------------------------------------------------------------------

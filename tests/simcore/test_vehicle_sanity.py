@@ -265,3 +265,16 @@ def test_the_length_scale_is_bounded():
         bad = replace(params, scale=replace(params.scale, scale=scale))
         with pytest.raises(ParamBoundsError, match=r"Scale\.scale = .* is outside 0\.001 … 1e\+06"):
             bad.validate()
+
+
+def test_every_float_param_must_fit_the_float32_it_is_recorded_in():
+    """PVD records params as float32 (PhysX's PxReal): a param without a physical bound of its
+    own (a brake multiplier, a friction table) at 1e308 was recorded as inf with a numpy warning
+    only (fuzzing find). Any float param must be finite and fit float32."""
+    params = default_vehicle()
+    brake = params.brake_command_response[0]
+    huge = replace(brake, wheel_response_multipliers=np.full_like(brake.wheel_response_multipliers, 1e308))
+    bad = replace(params, brake_command_response=(huge, *params.brake_command_response[1:]))
+    with pytest.raises(ParamBoundsError, match=r"wheel_response_multipliers\[0\] = 1e\+308 does not fit the "
+                                               r"float32 PVD records params in"):
+        bad.validate()
