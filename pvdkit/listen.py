@@ -34,6 +34,10 @@ DEFAULT_HOST = "127.0.0.1"
 RECV_BYTES = 1 << 20
 #: How long a read waits before the recorder is polled (s): commits during a pause in the stream.
 POLL_SECONDS = 0.25
+#: How long a peer may stay silent after connecting (s). PhysX sends its preamble as it connects;
+#: a peer that sends nothing (a port probe, a stuck client) would otherwise hold the listener,
+#: and with --keep every connection after it, forever.
+FIRST_BYTES_SECONDS = 30.0
 _MB = float(1 << 20)
 
 
@@ -197,6 +201,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep", action="store_true",
                    help="accept connection after connection, each into OUT_001.h5, OUT_002.h5 … (the next "
                         "free numbers), until Ctrl-C")
+    p.add_argument("--silent-peer", type=float, default=FIRST_BYTES_SECONDS, metavar="S",
+                   help="drop a peer that sends nothing for S seconds after connecting (default "
+                        f"{FIRST_BYTES_SECONDS:g}; PhysX sends its preamble as it connects): with --keep the "
+                        "next connection is served")
     p.add_argument("--quiet", action="store_true",
                    help="no live progress line and no 'listening on' line (unless the port is 0); the "
                         "summary line stays")
@@ -204,6 +212,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     host, port = parse_address(args.address)
+    if not (0 < args.silent_peer < float("inf")):
+        raise PvdError(f"--silent-peer must be a positive number of seconds, got {args.silent_peer!r}")
     output_format(args.output)
     check_output(args.output)
     err = sys.stderr
@@ -263,8 +273,16 @@ def _record(conn: socket.socket, peer: str, out: str, args: argparse.Namespace, 
     An interruption closes the recording with its reason and propagates."""
     recorder = LiveRecorder(out, preamble=True, source_name=peer)
     progress = Progress(recorder, f"{peer} -> {out}", err, enabled=not args.quiet and err.isatty())
+    accepted = time.monotonic()
+
+    def tick() -> None:
+        progress()
+        if not recorder.bytes_received and time.monotonic() - accepted > args.silent_peer:
+            raise PvdError(f"{peer} connected and sent nothing for {args.silent_peer:g} s (PhysX sends "
+                           "its preamble as it connects): not PhysX's OmniPVD stream")
+
     try:
-        lost = receive(conn, recorder, progress)
+        lost = receive(conn, recorder, tick)
     except (KeyboardInterrupt, Terminated) as exc:
         progress.clear()
         s = recorder.close(interruption_reason(exc))

@@ -267,6 +267,23 @@ def test_keep_records_connection_after_connection_into_numbered_files(listen, tm
     assert not (tmp_path / "run_004.h5").exists() and not out.exists()
 
 
+def test_a_silent_peer_is_dropped_and_keep_serves_the_next(listen, tmp_path, stream):
+    """A peer that connects and sends nothing (a port probe, a stuck client) held the listener
+    forever, and with --keep every connection queued behind it lost its data (fuzzing find).
+    After --silent-peer seconds it is dropped with a warning and the next one is recorded."""
+    out = tmp_path / "run.h5"
+    p = listen(out, "--keep", "--quiet", "--silent-peer", "0.5")
+    with socket.create_connection(("127.0.0.1", p.port)):  # connects, says nothing
+        send(p.port, PREAMBLE + stream, seed=7, max_piece=9000, rate=2e7)  # queued behind it
+        deadline = time.monotonic() + 60
+        while not any(line.startswith("recorded ") for line in p.lines):
+            assert time.monotonic() < deadline and p.proc.poll() is None, p.stderr
+            time.sleep(0.05)
+    assert p.stop(signal.SIGINT) == 130, p.stderr
+    assert "connected and sent nothing for 0.5 s" in p.stderr
+    assert h5_to_ovd_bytes(tmp_path / "run_001.h5") == stream
+
+
 @pytest.mark.parametrize("sig, status, reason", [
     (signal.SIGTERM, 143, "interrupted by SIGTERM"),
     (signal.SIGINT, 130, "interrupted by SIGINT"),
