@@ -372,10 +372,9 @@ def _run_and_record(subject: Any, one: Any, label: str, stem: str, sc: Any, *, d
             progress(i + 1, total)
 
     with PvdRecorder(writer, timestamps=timestamps) as recorder, _marks_early_stop(writer):
-        if getattr(getattr(subject, "params", None), "physx_actor", None) is not None:
-            recorder.attach(subject, vehicle_name=label)  # PhysX names the actor after the vehicle
-        else:
-            recorder.attach(subject)
+        # The vehicle (and its PhysX actor) is named after what was recorded, in either layout, so
+        # that `--object sedan/wheel 3` finds it in both (a fleet names its members vehicle_000 …).
+        recorder.attach(subject, vehicle_name=label)
         steps = sc.run(subject, dt, total * dt, after_step=after_step)
     wall = time.perf_counter() - start
     return RecordSummary(path, label, sc.name, steps, recorder.frames, recorder.nb_objects,

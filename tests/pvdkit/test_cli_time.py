@@ -168,7 +168,7 @@ def test_info_of_simcore_and_of_a_recording_without_time(capsys, simcore_recordi
     assert "time: 0.200 s simulated, 12 steps of 16.667 ms (60 Hz), 1 frame per step (60 frames/s)" in out
     assert "seconds from Simulation.time; frame timestamps: ns" in out
     assert "vehicles (1):" in out and out.split("vehicles (1):\n")[1].split("\n")[0].split() == [
-        "Vehicle", "direct", "drive", "4", "wheels"]
+        "sedan", "direct", "drive", "4", "wheels"]
     ms = MemoryStream()
     write_every_command(ms)
     every = tmp_path / "every.ovd"

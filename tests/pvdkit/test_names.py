@@ -108,8 +108,9 @@ def test_simcore_vehicles_in_both_layouts(tmp_path):
         rec = Recording.open(path)
         (v,) = find_vehicles(rec)
         # With the actor layer the actor carries the vehicle's name (as PhysX names actors after
-        # their prims); a pure Vehicle2 recording has only its Vehicle object's name.
-        name = "sedan" if physx else "Vehicle"
+        # their prims); a pure Vehicle2 recording names its Vehicle object so: the same name,
+        # so that `--object sedan/wheel 2` finds the wheel in both layouts.
+        name = "sedan"
         assert (v.name, v.kind, v.nb_wheels, v.actor is not None) == (name, "direct drive", 4, physx)
         names = names_of(rec)
         (w,) = names.resolve(f"{name}/wheel 2", rec.cls("WheelRigidBodyState"))

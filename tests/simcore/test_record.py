@@ -74,7 +74,7 @@ def test_series_cli_gives_the_api_values_for_every_wheel(ovd, api_states):
     for frame, t, stamp, handle, _name, path, value in rows:
         got[frame, wheel_of[handle]] = value
         seconds[frame], stamps[frame] = t, stamp
-        assert path == f"Vehicle/wheel {wheel_of[handle]}/WheelRigidBodyState"
+        assert path == f"sedan/wheel {wheel_of[handle]}/WheelRigidBodyState"
     want = np.array([s.wheel_rigid_body_1d.corrected_rotation_speed for s in api_states])
     np.testing.assert_array_equal(got, want.astype(np.float32))
     assert [stamps[f] for f in range(STEPS)] == [round((f + 1) * DT * 1e9) for f in range(STEPS)]
