@@ -49,7 +49,7 @@ import numpy as np
 from pvdkit.lazy import LazyCommand
 from pvdkit.outputs import path_argument, require_input
 from pvdkit.terminal import ProgressBar, format_table, on_terminal, printable
-from pvdkit.types import Command, DataType, PvdError, PvdWarning
+from pvdkit.types import HDF5_SIGNATURE, Command, DataType, PvdError, PvdWarning
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -381,7 +381,7 @@ def _time_line(t: dict[str, Any]) -> str:
 def _is_h5(path: str) -> bool:
     try:
         with open(path, "rb") as f:
-            return f.read(8) == b"\x89HDF\r\n\x1a\n"
+            return f.read(8) == HDF5_SIGNATURE
     except OSError as exc:
         raise PvdError(f"cannot read {path}: {exc.strerror or exc}") from None
 

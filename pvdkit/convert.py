@@ -29,11 +29,10 @@ from pvdkit.h5.rebuild import h5_to_ovd_bytes
 from pvdkit.h5.writer import write_h5
 from pvdkit.ovd.codec import check_ovd_header, is_ovd_header
 from pvdkit.ovd.tokenizer import open_ovd, tokenize
-from pvdkit.types import PvdError, PvdWarning
+from pvdkit.types import HDF5_SIGNATURE, PvdError, PvdWarning
 
 Progress = Callable[[float], None]
 
-_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 _H5_EXTENSIONS = (".h5", ".hdf5")
 
 
@@ -47,7 +46,7 @@ def format_of(path: str | os.PathLike, *, existing: bool) -> str:
                 head = f.read(12)
         except OSError as exc:
             raise PvdError(f"cannot open {p}: {exc.strerror or exc}") from None
-        if head[:8] == _HDF5_SIGNATURE:
+        if head[:8] == HDF5_SIGNATURE:
             return "h5"
         if p.lower().endswith(_H5_EXTENSIONS) and not is_ovd_header(head):
             raise PvdError(f"{p}: not an HDF5 file (the first 8 bytes are not the HDF5 signature) "

@@ -33,6 +33,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -134,6 +135,11 @@ def read_toml(path: str | os.PathLike, expected: str = "a TOML file") -> dict[st
         raise PvdError(f"{p}: not valid TOML: {exc}") from None
     except RecursionError:
         raise PvdError(f"{p}: nested too deeply, expected {expected}") from None
+    except ValueError as exc:  # tomllib's int() of more digits than Python converts
+        if "integer string conversion" not in str(exc):
+            raise
+        raise PvdError(f"{p}: an integer of more than {sys.get_int_max_str_digits()} digits, "
+                       f"expected {expected}") from None
 
 
 def open_input(path: str | os.PathLike, expected: str = RECORDING) -> BinaryIO:

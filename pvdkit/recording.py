@@ -66,7 +66,7 @@ from pvdkit.ovd.codec import (
     check_ovd_header,
     is_ovd_header,
 )
-from pvdkit.types import Command, DataType, PvdError, PvdWarning
+from pvdkit.types import HDF5_SIGNATURE, Command, DataType, PvdError, PvdWarning
 
 if TYPE_CHECKING:
     from pvdkit.index.stream import BytesLike, Chunk
@@ -937,7 +937,6 @@ class ListSeries:
 # Recording
 # ============================================================================================
 
-_MAGIC_HDF5 = b"\x89HDF\r\n\x1a\n"
 
 
 class Recording:
@@ -1012,7 +1011,7 @@ class Recording:
 
             buf = as_byte_array(source)
             name = source_name or "<memory>"
-            if bytes(buf[:8]) == _MAGIC_HDF5:
+            if bytes(buf[:8]) == HDF5_SIGNATURE:
                 from pvdkit.h5.reader import open_h5_data
 
                 return cls(open_h5_data(bytes(buf), name))
@@ -1026,7 +1025,7 @@ class Recording:
                     head = f.read(12)
                 except OSError as exc:
                     raise PvdError(f"cannot read {name}: {exc.strerror or exc}") from None
-            if head[:8] == _MAGIC_HDF5:
+            if head[:8] == HDF5_SIGNATURE:
                 from pvdkit.h5.reader import open_h5_data
 
                 h5_data = open_h5_data(name, source_name or name)

@@ -12,6 +12,9 @@ import numpy as np
 
 #: The stream version pvdkit writes (the version PhysX 5.x writes).
 OVD_VERSION = (0, 4, 0)
+#: The first 8 bytes of every HDF5 file (an ``.h5`` recording): how a file is told to be one
+#: whatever its name.
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 #: The oldest stream version pvdkit reads. Before 0.3 ``register_class`` had no base-class handle.
 OVD_OLDEST_READABLE_VERSION = (0, 2, 0)
 

@@ -249,8 +249,8 @@ def _number(d: Mapping[str, Any], key: str, default: float | None, where: str) -
     try:
         return float(v)
     except OverflowError:  # TOML integers are unbounded
-        raise PvdError(f"{where}: {key} must be a finite number, got an integer of {len(str(abs(v)))} "
-                       "digits") from None
+        raise PvdError(f"{where}: {key} must be a finite number, got an integer of about "
+                       f"{int(v.bit_length() * math.log10(2)) + 1} digits") from None
 
 
 def _shown(v: Any) -> str:

@@ -711,7 +711,7 @@ def test_hooks_into_the_pvdkit_command_line(ref, tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    (b"atol = 1" + b"0" * 320 + b"\n", "atol must be a finite number, got an integer of 321 digits"),
+    (b"atol = 1" + b"0" * 320 + b"\n", "atol must be a finite number, got an integer of about 321 digits"),
     (b'[attributes]\n"*" = { rtol = 1' + b"0" * 400 + b" }\n",
      r"attributes.'\*': rtol must be a finite number"),
     (b"# caf\xe9\natol = 1\n", r"line 1: not UTF-8 text \(byte 0xe9 at offset 5\)"),
