@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from pvdkit import outputs
 from pvdkit.types import PvdError
 from simcore.cli import BICYCLE_HELP
-from simcore.limits import MAX_DT, MAX_STEPS, MIN_DT
+from simcore.limits import MAX_BODY_SPEED, MAX_DT, MAX_STEPS, MIN_DT
 
 #: One-line help of the subcommand (the entry point's, :data:`simcore.cli.BICYCLE_HELP`).
 HELP = BICYCLE_HELP
@@ -34,6 +34,22 @@ _PARAMS = (
     ("cr", "cr", "N_PER_RAD", "rear axle cornering stiffness (both tires)"),
     ("speed", "speed", "M_S", "forward speed"),
 )
+#: The range (and unit) each parameter may take on the command line: from a model car to a
+#: road train, with margin; the fastest speed is the simulation's divergence bound. Beyond them
+#: the closed forms overflow or divide by (nearly) zero: the equations divide by m, I_z and V
+#: (``--speed 1e-320`` divided by zero), and below 0.1 m/s a linear tire model means nothing
+#: (its slip angles are lateral velocity / V).
+_RANGES = {
+    "m": (0.1, 1e6, "kg"),
+    "iz": (1e-3, 1e8, "kg m^2"),
+    "lf": (1e-2, 100.0, "m"),
+    "lr": (1e-2, 100.0, "m"),
+    "cf": (1.0, 1e8, "N/rad"),
+    "cr": (1.0, 1e8, "N/rad"),
+    "speed": (0.1, MAX_BODY_SPEED, "m/s"),
+}
+#: Largest steer step of a recording (degrees either way): the road wheels at right angles.
+MAX_STEER_DEG = 90.0
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -82,8 +98,9 @@ def analysis_from_args(args: argparse.Namespace) -> Any:
     values = {field: getattr(args, opt) for opt, field, _, _ in _PARAMS}
     for opt, field, _, _ in _PARAMS:
         v = values[field]
-        if not (math.isfinite(v) and v > 0.0):
-            raise PvdError(f"bicycle: --{opt} must be a finite number greater than zero, got {v!r}")
+        lo, hi, unit = _RANGES[opt]
+        if not (math.isfinite(v) and lo <= v <= hi):
+            raise PvdError(f"bicycle: --{opt} must be a finite number in [{lo:g}, {hi:g}] {unit}, got {v!r}")
     return analyse(BicycleParams(**values))
 
 
@@ -126,6 +143,9 @@ def _check_outputs(args: argparse.Namespace) -> None:
         outputs.output_folder(args.plots, "--plots", create=False)
     if args.record:
         outputs.check_output(args.record, "--record")
+        if not (math.isfinite(args.steer) and abs(args.steer) <= MAX_STEER_DEG):
+            raise PvdError(f"bicycle: --steer must be a finite angle in [-{MAX_STEER_DEG:g}, "
+                           f"{MAX_STEER_DEG:g}] degrees, got {args.steer!r}")
         for opt, v, lo, hi in (("--dt", args.dt, MIN_DT, MAX_DT),
                                ("--duration", args.duration, args.dt, MAX_STEPS * args.dt)):
             if not (math.isfinite(v) and lo <= v <= hi):

@@ -548,12 +548,22 @@ def resolve_metric(name: str) -> Callable[..., float]:
         raise MetricError(
             f'unknown metric {name!r}: a built-in name ({", ".join(METRICS)}) or "module:function"'
         )
+    if module.startswith("."):
+        raise MetricError(
+            f"metric {name!r}: {module!r} is a relative module name; give the module's full dotted "
+            "name (as `import` on the Python path takes it)"
+        )
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
             raise MetricError(f"metric {name!r}: no module {module!r} on the Python path") from None
         raise
+    except SyntaxError as exc:  # the user's module does not compile: where, not a traceback
+        raise MetricError(
+            f"metric {name!r}: module {module!r} does not compile: {exc.filename}, line {exc.lineno}: "
+            f"{exc.msg}"
+        ) from None
     fn = getattr(mod, attr, None)
     if not callable(fn):
         raise MetricError(f"metric {name!r}: module {module!r} has no function {attr!r}")
@@ -561,9 +571,53 @@ def resolve_metric(name: str) -> Callable[..., float]:
 
 
 def check_options(name: str, fn: Callable[..., float], options: dict[str, Any]) -> None:
-    """:class:`MetricError` unless ``fn(rec, **options)`` binds (names the bad option)."""
+    """:class:`MetricError` unless ``fn(rec, **options)`` binds (names the bad option) and each
+    option has the type of its default: a number where the default is a number (every option of
+    the built-in metrics, whatever their default: a finite one), true / false where it is a bool,
+    text where it is text. Another option without a default (or a default of None) takes any
+    value."""
+    from simcore.sweep.spec import shown
+
     try:
-        inspect.signature(fn).bind(None, **options)
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature, e.g. max
+        raise MetricError(
+            f"metric {name!r}: {fn!r} has no readable signature; a metric is a Python function "
+            "metric(rec, **options) -> float"
+        ) from None
+    try:
+        signature.bind(None, **options)
     except TypeError as exc:
-        params = [p for p in list(inspect.signature(fn).parameters)[1:]]
+        params = [p for p in list(signature.parameters)[1:]]
         raise MetricError(f"metric {name!r}: {exc} (its options: {', '.join(params) or 'none'})") from None
+    builtin = any(fn is f for f, _ in METRICS.values())
+    for option, value in options.items():
+        param = signature.parameters.get(option)
+        default = param.default if param is not None else inspect.Parameter.empty
+        expected = "a finite number" if builtin else _option_kind(default)
+        if expected is not None and not _is_kind(value, expected):
+            raise MetricError(f"metric {name!r}: option {option} must be {expected}, got {shown(value)}")
+
+
+def _option_kind(default: Any) -> str | None:
+    """What an option whose default is ``default`` must be, in words; None: anything."""
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int | float):
+        return "a finite number"
+    if isinstance(default, str):
+        return "text"
+    return None
+
+
+def _is_kind(value: Any, kind: str) -> bool:
+    if kind == "true or false":
+        return isinstance(value, bool)
+    if kind == "text":
+        return isinstance(value, str)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too big for a float
+        return False

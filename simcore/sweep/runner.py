@@ -46,6 +46,10 @@ WINDOW_PER_THREAD = 8
 TAIL_COLUMNS = ("status", "error", "wall_time", "worker", "recording", "resumed")
 #: Rows the end-of-sweep table shows before pointing at summary.csv.
 TABLE_ROWS = 30
+#: Most LocalCluster workers per core ``--workers`` may ask for: a run keeps one core busy, so
+#: more workers than cores only share them, and hundreds of worker processes take minutes to
+#: start and gigabytes of memory.
+MAX_WORKERS_PER_CORE = 4
 
 
 @dataclass
@@ -124,10 +128,39 @@ LOCAL_CLUSTER_CONFIG = {
 }
 
 
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
+
+
+def _check_workers(workers: int | None) -> None:
+    """:class:`SweepError` for a ``--workers`` count below 0 or above what this machine can run
+    (:data:`MAX_WORKERS_PER_CORE` per core)."""
+    if workers is None:
+        return
+    if workers < 0:
+        raise SweepError(f"--workers must be >= 0 (0: in this process, without Dask), got {workers}")
+    cores = _cores()
+    if workers > MAX_WORKERS_PER_CORE * cores:
+        raise SweepError(
+            f"--workers {workers}: more than {MAX_WORKERS_PER_CORE} × the {cores} cores of this machine "
+            f"({MAX_WORKERS_PER_CORE * cores}); a run keeps one core busy, so more workers only share "
+            "the cores (use --scheduler for a bigger cluster)"
+        )
+
+
+def _local_workers(workers: int | None, runs: int) -> int:
+    """How many LocalCluster workers to start for ``runs`` runs: ``workers`` (default one per
+    core), never more than there are runs (a worker without a run would only cost its start)."""
+    return max(1, min(workers or _cores(), runs))
+
+
 @contextlib.contextmanager
-def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
+def _client(scheduler: str | None, workers: int) -> Iterator[Any]:
     """A Dask client: on ``scheduler``, or on a new LocalCluster of ``workers`` single-threaded
-    processes (default: one per core). A task whose worker dies is retried once."""
+    processes. A task whose worker dies is retried once."""
     import logging
 
     import dask
@@ -136,16 +169,19 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     if scheduler is not None:
         try:
             client = Client(scheduler, timeout="10s")
+        except ValueError as exc:  # distributed's parse of the address
+            raise SweepError(
+                f"--scheduler {scheduler!r}: not a scheduler address ({exc}); expected e.g. tcp://HOST:8786"
+            ) from None
         except (OSError, TimeoutError) as exc:
             raise SweepError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
         with client:
             yield client
         return
-    n = workers or os.cpu_count() or 1
     with (
         dask.config.set(LOCAL_CLUSTER_CONFIG),
         LocalCluster(
-            n_workers=n,
+            n_workers=workers,
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
@@ -256,11 +292,33 @@ def _baseline_path(
             )
         return by_id[baseline].out, baseline
     if Path(baseline).is_file():
+        _require_recording(baseline)
         return os.fspath(Path(baseline).resolve()), None
     example = runs[0].run_id if runs else "0000-brake"
     raise SweepError(
         f"--baseline {baseline}: neither a run id of this sweep (e.g. {example}) nor a recording file"
     )
+
+
+def _require_recording(path: str) -> None:
+    """:class:`SweepError` unless ``path`` starts as a recording does (HDF5's signature or an
+    ``.ovd`` version header): checked before any run, which would otherwise each fail on it."""
+    from pvdkit.outputs import open_input
+    from pvdkit.ovd.codec import HEADER_SIZE, check_ovd_header
+    from pvdkit.types import HDF5_SIGNATURE, PvdError
+
+    try:
+        with open_input(path) as f:
+            head = f.read(HEADER_SIZE)
+        if head[:8] == HDF5_SIGNATURE:
+            return
+        if len(head) < HEADER_SIZE:
+            raise PvdError(f"{path}: {len(head)} bytes, too short to be a recording (.ovd or .h5)")
+        check_ovd_header(head, path)
+    except OSError as exc:
+        raise SweepError(f"--baseline {path}: cannot read ({exc.strerror or exc})") from None
+    except PvdError as exc:
+        raise SweepError(f"--baseline: {exc}") from None
 
 
 def _old_settings(out_dir: Path) -> dict[str, Any]:
@@ -340,20 +398,20 @@ def run_sweep(
             "--resume needs the recordings (it keeps the runs whose recording is complete); "
             "drop --no-recordings"
         )
-    if workers is not None and workers < 0:
-        raise SweepError(f"--workers must be >= 0 (0: in this process, without Dask), got {workers}")
+    _check_workers(workers)
+    out = output_folder(out_dir, "output folder", create=False)
+    planned = spec.runs(out.resolve() if recordings else None)  # workers may run in another folder
+    baseline_file, baseline_run = _baseline_path(baseline, planned, recordings)
     out = output_folder(out_dir, "output folder")
     if recordings:
         (out / "runs").mkdir(exist_ok=True)
-    planned = spec.runs(out.resolve() if recordings else None)  # workers may run in another folder
-    baseline_file, baseline_run = _baseline_path(baseline, planned, recordings)
     reused = _reusable_rows(out, spec, planned, baseline) if resume else {}
     runs = [_with(r, baseline=baseline_file, reuse=resume) for r in planned if r.run_id not in reused]
     _write_settings(out, spec, baseline)
 
     rows: dict[str, dict[str, Any]] = dict(reused)
     start = time.perf_counter()
-    n_workers = 0 if workers == 0 else (workers or os.cpu_count() or 1)
+    n_workers = 0 if workers == 0 or not runs else _local_workers(workers, len(runs))
     bar = _Progress(len(planned), n_workers or 1, progress)
     for _ in reused:
         bar.update({"status": "ok"})
@@ -374,8 +432,8 @@ def run_sweep(
                 _run_serial([_with(r, baseline=None) for r in first], vehicle, collect)
                 _check_baseline(rows, baseline_run)
                 _run_serial(rest, vehicle, collect)
-            else:
-                with _client(scheduler, workers) as client:
+            elif runs:  # (every run kept from the last sweep: no cluster to start)
+                with _client(scheduler, n_workers) as client:
                     n_workers = len(client.nthreads())
                     bar.threads = max(sum(client.nthreads().values()), 1)
                     bar.update()
@@ -550,12 +608,11 @@ def format_summary(result: SweepResult, spec: SweepSpec) -> list[str]:
     if "baseline_first_attribute" in t:
         cols += ["baseline_first_time", "baseline_first_attribute", "baseline_max_rel_error"]
     cols += ["status", "wall_time"]
-    header = [c.replace("baseline_", "base_") for c in cols]
     swept = set(spec.swept)
     rows = [
         [_cell(r[c], 6 if c in swept else 4) for c in cols] for r in t.head(TABLE_ROWS).to_dict("records")
     ]
-    lines = format_table(header, rows, align="right") if rows else []
+    lines = format_table(cols, rows, align="right") if rows else []
     if len(t) > TABLE_ROWS:
         lines.append(f"… {len(t) - TABLE_ROWS} more rows in {result.out_dir / 'summary.csv'}")
     failed = t[t["status"] != "ok"] if len(t) else t
@@ -564,17 +621,21 @@ def format_summary(result: SweepResult, spec: SweepSpec) -> list[str]:
     if len(failed) > 10:
         lines.append(f"… {len(failed) - 10} more failures in {result.out_dir / 'summary.csv'}")
     c = result.counts()
-    where = (
-        "in this process"
-        if result.workers == 0
-        else f"on {result.workers} worker{'s' * (result.workers != 1)}"
-    )
-    rate = (len(t) - result.kept) / result.seconds if result.seconds > 0 else 0.0
-    lines.append(
-        f"{len(t)} runs: {c['ok']} ok, {c['error']} error, {c['timeout']} timeout"
-        + (f" ({result.kept} kept from the last sweep)" if result.kept else "")
-        + f" · {result.seconds:.1f} s {where} ({rate:.2f} runs/s) → {result.out_dir}"
-    )
+    line = f"{len(t)} runs: {c['ok']} ok, {c['error']} error, {c['timeout']} timeout"
+    if result.kept and not result.submitted:  # a rate of 0 runs/s would say nothing
+        kept = "the run was" if result.kept == 1 else f"all {result.kept} runs were"
+        line += f" · nothing to run: {kept} kept from the last sweep"
+    else:
+        where = (
+            "in this process"
+            if result.workers == 0
+            else f"on {result.workers} worker{'s' * (result.workers != 1)}"
+        )
+        rate = (len(t) - result.kept) / result.seconds if result.seconds > 0 else 0.0
+        if result.kept:
+            line += f" ({result.kept} kept from the last sweep)"
+        line += f" · {result.seconds:.1f} s {where} ({rate:.2f} runs/s)"
+    lines.append(f"{line} → {result.out_dir}")
     return lines
 
 

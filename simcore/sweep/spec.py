@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import tomllib
+import sys
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -248,16 +248,13 @@ class SweepSpec:
 
 def load_sweep(path: str | os.PathLike) -> SweepSpec:
     """Read and check a sweep file (see ``docs/sweep.md``)."""
-    from pvdkit.outputs import require_input
+    from pvdkit.outputs import read_toml
 
-    name = require_input(path, "a sweep file (TOML)")
-    try:
-        with open(name, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepError(f"{name}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise SweepError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    name = os.fspath(path)
+    try:  # one line for a FIFO or device, no UTF-8, bad TOML, deep nesting, huge integers
+        data = read_toml(name, "a sweep file (UTF-8 TOML)")
+    except PvdError as exc:
+        raise SweepError(str(exc)) from None
     return parse_sweep(data, name, base_dir=Path(name).parent)
 
 
@@ -275,7 +272,7 @@ def parse_sweep(
         raise fail(unknown[0], f"unknown key (expected one of: {', '.join(TOP_KEYS)})")
     vehicle = data.get("vehicle")
     if not isinstance(vehicle, str) or not vehicle:
-        raise fail("vehicle", f"expected a preset name or a vehicle file, got {vehicle!r}")
+        raise fail("vehicle", f"expected a preset name or a vehicle file, got {shown(vehicle)}")
     vehicle = _vehicle_path(vehicle, base_dir)
     scenarios = _scenarios(data.get("scenario", "accelerate"), vehicle, fail)
     duration = _positive(data, "duration", fail)
@@ -292,10 +289,10 @@ def parse_sweep(
     if substeps is not None and (
         isinstance(substeps, bool) or not isinstance(substeps, int) or not 1 <= substeps <= MAX_SUBSTEPS
     ):
-        raise fail("substeps", f"expected a whole number in 1..{MAX_SUBSTEPS}, got {substeps!r}")
+        raise fail("substeps", f"expected a whole number in 1..{MAX_SUBSTEPS}, got {shown(substeps)}")
     physx = data.get("physx")
     if physx is not None and not isinstance(physx, bool):
-        raise fail("physx", f"expected true or false, got {physx!r}")
+        raise fail("physx", f"expected true or false, got {shown(physx)}")
     timeout = _positive(data, "timeout", fail)
 
     base = _base_params(vehicle, fail)
@@ -324,7 +321,7 @@ def parse_sweep(
         base,
     )
     if spec.count() > MAX_RUNS:
-        raise fail("grid", f"the sweep expands to {spec.count():,} runs; at most {MAX_RUNS:,} are run")
+        raise fail("grid", f"the sweep expands to {_count(spec.count())} runs; at most {MAX_RUNS:,} are run")
     _check_values(spec, fail)
     return spec
 
@@ -346,7 +343,7 @@ def _scenarios(value: Any, vehicle: str, fail: Any) -> tuple[str, ...]:
 
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise fail("scenario", f"expected a scenario name or a list of them, got {value!r}")
+        raise fail("scenario", f"expected a scenario name or a list of them, got {shown(value)}")
     known = MOTORCYCLE_SCENARIOS if _is_motorcycle(vehicle) else SCENARIOS
     for n in names:
         if n not in known:
@@ -360,8 +357,8 @@ def _positive(data: Mapping[str, Any], key: str, fail: Any) -> float | None:
     v = data.get(key)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or not (math.isfinite(v) and v > 0):
-        raise fail(key, f"expected a positive number of seconds, got {v!r}")
+    if not (_number(v) and v > 0):
+        raise fail(key, f"expected a positive number of seconds, got {shown(v)}")
     return float(v)
 
 
@@ -379,7 +376,34 @@ def _base_params(vehicle: str, fail: Any) -> Any:
 
 
 def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+    """A real number a float can hold: not a bool, not NaN or infinite, not an integer too big
+    for a float (TOML integers have no size limit; ``math.isfinite`` raises on those)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def shown(value: Any) -> str:
+    """``value`` for a message: a long integer as its number of digits, not the digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        try:
+            digits = str(len(str(abs(value))))
+        except ValueError:  # longer than Python converts to text
+            digits = f"more than {sys.get_int_max_str_digits()}"
+        return f"an integer of {digits} digits"
+    if isinstance(value, list):
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k!r}: {shown(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _count(n: int) -> str:
+    """A run count for a message: ``1,200,000``, or ``at least 10^300`` when it is absurd."""
+    return f"{n:,}" if n < 10**18 else f"at least 10^{int(math.log10(n))}"
 
 
 def _param_value_ok(value: Any) -> bool:
@@ -408,12 +432,13 @@ def _grid(table: Any, base: Any, fail: Any) -> dict[str, list[Any]]:
     if not isinstance(table, Mapping):
         raise fail("grid", 'expected a table of "param.path" = [values] or { linspace = [a, b, n] }')
     grid: dict[str, list[Any]] = {}
+    points = 1  # grid points so far: a linspace's n is checked before its values are made
     for path, spec in table.items():
         where = f"grid.{path}"
         _check_path(path, base, where, fail)
         if isinstance(spec, Mapping):
             if set(spec) != {"linspace"}:
-                raise fail(where, f"expected {{ linspace = [start, stop, n] }}, got {spec!r}")
+                raise fail(where, f"expected {{ linspace = [start, stop, n] }}, got {shown(spec)}")
             ls = spec["linspace"]
             if (
                 not isinstance(ls, list)
@@ -424,18 +449,27 @@ def _grid(table: Any, base: Any, fail: Any) -> dict[str, list[Any]]:
                 or not isinstance(ls[2], int)
                 or ls[2] < 1
             ):
-                raise fail(where, f"linspace needs [start, stop, n] with a whole n >= 1, got {ls!r}")
-            values: list[Any] = [float(x) for x in np.linspace(ls[0], ls[1], ls[2])]
+                raise fail(where, f"linspace needs [start, stop, n] with a whole n >= 1, got {shown(ls)}")
+            n = ls[2]
+            if points * n > MAX_RUNS:
+                n_text = shown(n) if n >= 10**20 else f"{n:,}"
+                what = "is" if points == 1 else f"makes the grid {_count(points * n)} points,"
+                raise fail(
+                    where, f"linspace n = {n_text} {what} more than the {MAX_RUNS:,} runs a sweep may have"
+                )
+            values: list[Any] = [float(x) for x in np.linspace(ls[0], ls[1], n)]
         elif isinstance(spec, list) and spec:
             values = spec
         else:
             raise fail(
-                where, f"expected a non-empty list of values or {{ linspace = [a, b, n] }}, got {spec!r}"
+                where,
+                f"expected a non-empty list of values or {{ linspace = [a, b, n] }}, got {shown(spec)}",
             )
         for v in values:
             if not _param_value_ok(v):
-                raise fail(where, f"expected numbers (or one list of numbers per wheel), got {v!r}")
+                raise fail(where, f"expected numbers (or one list of numbers per wheel), got {shown(v)}")
         grid[path] = values
+        points *= len(values)
     return grid
 
 
@@ -448,11 +482,12 @@ def _random(table: Any, base: Any, fail: Any) -> tuple[dict[str, tuple[str, list
         )
     samples = table.get("samples")
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-        raise fail("random.samples", f"expected a whole number of samples >= 1, got {samples!r}")
+        raise fail("random.samples", f"expected a whole number of samples >= 1, got {shown(samples)}")
     seed = table.get("seed")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise fail(
-            "random.seed", f"expected a whole number >= 0 (the sweep must be reproducible), got {seed!r}"
+            "random.seed",
+            f"expected a whole number >= 0 (the sweep must be reproducible), got {shown(seed)}",
         )
     out: dict[str, tuple[str, list[Any]]] = {}
     for path, spec in table.items():
@@ -464,16 +499,16 @@ def _random(table: Any, base: Any, fail: Any) -> tuple[dict[str, tuple[str, list
             raise fail(
                 where,
                 f"expected {{ <distribution> = [...] }} with one of: {', '.join(DISTRIBUTIONS)}; "
-                f"got {spec!r}",
+                f"got {shown(spec)}",
             )
         dist, args = next(iter(spec.items()))
         if dist == "choice":
             if not isinstance(args, list) or not args or not all(_param_value_ok(a) for a in args):
-                raise fail(where, f"choice needs a non-empty list of values, got {args!r}")
+                raise fail(where, f"choice needs a non-empty list of values, got {shown(args)}")
         else:
             if not isinstance(args, list) or len(args) != 2 or not all(_number(a) for a in args):
                 raise fail(
-                    where, f"{dist} needs two numbers {DISTRIBUTIONS[dist].split(':')[0]}, got {args!r}"
+                    where, f"{dist} needs two numbers {DISTRIBUTIONS[dist].split(':')[0]}, got {shown(args)}"
                 )
             if dist.endswith("uniform") and args[1] < args[0]:
                 raise fail(where, f"{dist}: low must not exceed high, got {args!r}")
@@ -494,7 +529,7 @@ def _metrics(table: Any, fail: Any) -> tuple[MetricSpec, ...]:
         raise fail("metrics", 'expected a table with one key, use = ["metric", …]')
     use = table.get("use")
     if not isinstance(use, list) or not use:
-        raise fail("metrics.use", f"expected a non-empty list of metric names, got {use!r}")
+        raise fail("metrics.use", f"expected a non-empty list of metric names, got {shown(use)}")
     out: list[MetricSpec] = []
     for k, item in enumerate(use):
         where = f"metrics.use[{k}]"
@@ -505,9 +540,11 @@ def _metrics(table: Any, fail: Any) -> tuple[MetricSpec, ...]:
             name = item["metric"]
             column = item.get("column", name)
             if not isinstance(column, str) or not column:
-                raise fail(where, f"column must be a non-empty name, got {column!r}")
+                raise fail(where, f"column must be a non-empty name, got {shown(column)}")
         else:
-            raise fail(where, f'expected a metric name or {{ metric = "name", <option> = … }}, got {item!r}')
+            raise fail(
+                where, f'expected a metric name or {{ metric = "name", <option> = … }}, got {shown(item)}'
+            )
         try:
             check_options(name, resolve_metric(name), options)
         except MetricError as exc:

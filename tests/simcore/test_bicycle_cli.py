@@ -55,6 +55,32 @@ def test_bad_values_exit_2_naming_the_option(capsys, args, what) -> None:
     assert err.startswith("pvdkit: error: bicycle:") and what in err
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--speed", "1e-320"], "bicycle: --speed must be a finite number in [0.1, 10000] m/s, got 1e-320"),
+    (["--speed", "1e300"], "bicycle: --speed must be a finite number in [0.1, 10000] m/s, got 1e+300"),
+    (["--m", "1e-300"], "bicycle: --m must be a finite number in [0.1, 1e+06] kg, got 1e-300"),
+    (["--lf", "1e100"], "bicycle: --lf must be a finite number in [0.01, 100] m, got 1e+100"),
+    (["--record", "{tmp}/b.ovd", "--steer", "nan"],
+     "bicycle: --steer must be a finite angle in [-90, 90] degrees, got nan"),
+    (["--record", "{tmp}/b.ovd", "--steer=-1e308"],
+     "bicycle: --steer must be a finite angle in [-90, 90] degrees, got -1e+308"),
+])
+def test_values_beyond_what_the_model_can_compute_are_one_line(tmp_path, capsys, args, message) -> None:
+    """``--speed 1e-320`` divided by zero and ``--m 1e-300`` overflowed (tracebacks); ``--steer nan``
+    was recorded without a word and ``--steer 1e308`` only warned of an overflow."""
+    assert main(["bicycle", *(a.format(tmp=tmp_path) for a in args)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"pvdkit: error: {message}\n"
+    assert not (tmp_path / "b.ovd").exists()
+
+
+def test_the_ends_of_the_ranges_are_analysed_and_recorded(tmp_path, capsys) -> None:
+    out = tmp_path / "b.h5"
+    assert main(["bicycle", "--speed", "0.1", "--record", str(out), "--steer=-90", "--duration=0.1"]) == 0
+    assert "recorded 10 frames (-90 deg steer step" in capsys.readouterr().out
+    assert run_json(capsys, "--speed", "10000")["speed"] == 10000.0
+
+
 def test_plots_and_recording(tmp_path, capsys) -> None:
     out = tmp_path / "step.ovd"
     assert main(["bicycle", "--plots", str(tmp_path / "png"), "--record", str(out), "--duration", "0.5"]) == 0

@@ -291,6 +291,53 @@ ignore = ["TireParams.*"]
         ('vehicle = "sedan"\nduration = -1', "sweep.toml: duration: expected a positive number"),
         ('vehicle = "sedan"\n[baseline]\nrtol = -1', "baseline: rtol must be a finite number >= 0"),
         ('vehicle = "sedan"\n[grid\n', "sweep.toml: not valid TOML"),
+        # Integers too big for a float (TOML's have no limit) crashed the checks (OverflowError).
+        pytest.param(
+            'vehicle = "sedan"\nduration = 1' + "0" * 309,
+            "sweep.toml: duration: expected a positive number of seconds, got an integer of 310 digits",
+            id="duration-310-digits",
+        ),
+        pytest.param(
+            'vehicle = "sedan"\n[grid]\n"rigid_body.mass" = [1' + "0" * 309 + "]",
+            "sweep.toml: grid.rigid_body.mass: expected numbers (or one list of numbers per wheel), "
+            "got an integer of 310 digits",
+            id="grid-310-digits",
+        ),
+        pytest.param(
+            'vehicle = "sedan"\n[random]\nsamples = 2\nseed = 1\n"rigid_body.mass" = { uniform = [1, 1'
+            + "0" * 309
+            + "] }",
+            "sweep.toml: random.rigid_body.mass: uniform needs two numbers [low, high], "
+            "got [1, an integer of 310 digits]",
+            id="random-310-digits",
+        ),
+        pytest.param(
+            'vehicle = "sedan"\n[baseline]\natol = 1' + "0" * 309,
+            "sweep.toml: baseline: atol must be a finite number, got an integer of about 310 digits",
+            id="baseline-310-digits",
+        ),
+        pytest.param(
+            'vehicle = "sedan"\nduration = 1' + "0" * 5000,
+            "sweep.toml: an integer of more than 4300 digits",
+            id="duration-5001-digits",
+        ),
+        # A linspace of 1e12 values was made before the run count was checked (MemoryError).
+        (
+            'vehicle = "sedan"\n[grid]\n"rigid_body.mass" = { linspace = [1000, 2000, 1000000000000] }',
+            "sweep.toml: grid.rigid_body.mass: linspace n = 1,000,000,000,000 is more than the 1,000,000 "
+            "runs a sweep may have",
+        ),
+        # A relative module name reached importlib's TypeError.
+        (
+            'vehicle = "sedan"\n[metrics]\nuse = [".:x"]',
+            "sweep.toml: metrics.use[0]: metric '.:x': '.' is a relative module name",
+        ),
+        # An option of the wrong type passed the check and then failed every run.
+        (
+            'vehicle = "sedan"\n[metrics]\nuse = [{ metric = "time_to_speed", speed = "fast" }]',
+            "sweep.toml: metrics.use[0]: metric 'time_to_speed': option speed must be a finite number, "
+            "got 'fast'",
+        ),
     ],
 )
 def test_bad_sweep_files_are_one_line_exit_2_before_anything_runs(tmp_path, capsys, text, message):
@@ -300,6 +347,89 @@ def test_bad_sweep_files_are_one_line_exit_2_before_anything_runs(tmp_path, caps
     assert message in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_file_that_is_not_utf8_or_nested_too_deeply_is_one_line(tmp_path, capsys):
+    """Both raised past load_sweep (UnicodeDecodeError, RecursionError) as tracebacks, exit 1."""
+    cases = [
+        (b'vehicle = "sedan"\n# caf\xe9\n', "sweep.toml: line 2: not UTF-8 text (byte 0xe9 at offset 23)"),
+        (b'vehicle = "sedan"\nx = ' + b"[" * 3000 + b"]" * 3000, "sweep.toml: nested too deeply, expected a sweep file"),
+    ]
+    for raw, message in cases:
+        (tmp_path / "sweep.toml").write_bytes(raw)
+        assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "out"), "--workers=0"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_metric_module_that_does_not_compile_is_named_with_its_line(tmp_path, capsys, monkeypatch):
+    """A syntax error in the user's metric module was a traceback out of the file check."""
+    module = tmp_path / "sweep_metric_that_does_not_compile.py"
+    module.write_text("def f(:\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "sweep.toml").write_text(
+        'vehicle = "sedan"\n[metrics]\nuse = ["sweep_metric_that_does_not_compile:f"]'
+    )
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "out"), "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert (
+        "sweep.toml: metrics.use[0]: metric 'sweep_metric_that_does_not_compile:f': module "
+        f"'sweep_metric_that_does_not_compile' does not compile: {module}, line 1: invalid syntax" in err
+    )
+
+
+def test_bad_scheduler_workers_and_baseline_are_one_line_before_anything_runs(tmp_path, capsys):
+    """A scheduler address distributed cannot parse was a ValueError traceback; a worker count far
+    above the cores started that many processes; a baseline that is no recording failed every run."""
+    from simcore.sweep.runner import MAX_WORKERS_PER_CORE, _cores
+
+    (tmp_path / "sweep.toml").write_text(GRID)
+    (tmp_path / "cfg.toml").write_text("atol = 1e-3\n")
+    too_many = MAX_WORKERS_PER_CORE * _cores() + 1
+    cases = [
+        (["--scheduler", "nonsense"], "--scheduler 'nonsense': not a scheduler address (missing port number"),
+        (["--scheduler", ""], "--scheduler '': not a scheduler address"),
+        (["--workers", str(too_many)], f"--workers {too_many}: more than {MAX_WORKERS_PER_CORE} × the"),
+        (
+            ["--baseline", str(tmp_path / "cfg.toml"), "--workers", "0"],
+            f"--baseline: {tmp_path / 'cfg.toml'}: not an OmniPVD stream",
+        ),
+    ]
+    for k, (extra, message) in enumerate(cases):
+        out = tmp_path / f"out{k}"
+        assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(out), *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+        if "--scheduler" not in extra:  # (the scheduler is only reached once the folder exists)
+            assert not out.exists()
+
+
+def test_the_local_cluster_has_no_more_workers_than_runs(tmp_path):
+    """``--workers 1000`` on a 2-run sweep was still starting workers after a minute."""
+    text = GRID.replace("duration = 0.5", "duration = 0.05").replace("[1500, 2500]", "[1500]")
+    text = text.replace("[15000, 35000, 2]", "[15000, 35000, 1]")
+    result = run_sweep(_sweep(tmp_path, text), tmp_path / "out", workers=2)
+    assert len(result.table) == 1 and result.workers == 1
+
+
+def test_a_fully_resumed_sweep_says_nothing_to_run_and_the_table_has_the_real_column_names(tmp_path):
+    """The count line said '0.00 runs/s' when every run was kept; the table headed the baseline
+    columns 'base_…', names the summary does not have."""
+    from simcore.sweep.runner import format_summary
+
+    text = GRID.replace("duration = 0.5", "duration = 0.05")
+    spec = _sweep(tmp_path, text)
+    first = run_sweep(spec, tmp_path / "out", workers=0, baseline="0000-accelerate")
+    header = format_summary(first, spec)[0].split()
+    assert {"baseline_first_time", "baseline_first_attribute", "baseline_max_rel_error"} <= set(header)
+    assert set(header) <= set(first.table.columns)
+    again = run_sweep(spec, tmp_path / "out", workers=0, baseline="0000-accelerate", resume=True)
+    assert again.submitted == 0 and again.kept == 4
+    last = format_summary(again, spec)[-1]
+    assert last.startswith("4 runs: 4 ok, 0 error, 0 timeout · nothing to run: all 4 runs were kept from")
+    assert "runs/s" not in last
 
 
 def test_bad_command_line_values_are_one_line_exit_2(tmp_path, capsys):

@@ -5,6 +5,7 @@ positions in both recording layouts."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -247,6 +248,36 @@ def test_every_metric_is_documented_with_its_unit():
         "final_speed",
         "wheel_lift_off_time",
     }
+
+
+def _user_metric(rec, level: float = 1.0, absolute: bool = False, label: str = "", extra=None) -> float:
+    return 0.0
+
+
+@pytest.mark.parametrize(
+    ("name", "fn", "options", "message"),
+    [
+        ("time_to_speed", M.time_to_speed, {"speed": "fast"}, "speed must be a finite number, got 'fast'"),
+        ("time_to_speed", M.time_to_speed, {"speed": True}, "option speed must be a finite number, got True"),
+        ("time_to_speed", M.time_to_speed, {"speed": math.inf}, "option speed must be a finite number"),
+        ("time_to_speed", M.time_to_speed, {"speed": 10**400}, "got an integer of 401 digits"),
+        # A built-in option whose default is None is a number all the same.
+        ("stopping_distance", M.stopping_distance, {"start": "now"}, "option start must be a finite number"),
+        ("mine", _user_metric, {"level": [1]}, "option level must be a finite number, got [1]"),
+        ("mine", _user_metric, {"absolute": 1}, "option absolute must be true or false, got 1"),
+        ("mine", _user_metric, {"label": 3}, "option label must be text, got 3"),
+    ],
+)
+def test_metric_options_of_the_wrong_type_are_refused_before_any_run(name, fn, options, message):
+    """A text where a number belongs passed the sweep file's check and then failed every run."""
+    with pytest.raises(MetricError, match=re.escape(message)):
+        M.check_options(name, fn, options)
+
+
+def test_metric_options_of_the_right_type_pass():
+    M.check_options("time_to_speed", M.time_to_speed, {"speed": 20, "start": 0.5})
+    M.check_options("stopping_distance", M.stopping_distance, {"start": 3.0})
+    M.check_options("mine", _user_metric, {"level": 2.5, "absolute": True, "label": "x", "extra": [1, "a"]})
 
 
 @pytest.mark.parametrize("physx", [False, None])  # pure Vehicle2 (a frame per step), PhysX layout (two)
