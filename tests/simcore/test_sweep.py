@@ -353,7 +353,8 @@ def test_a_sweep_file_that_is_not_utf8_or_nested_too_deeply_is_one_line(tmp_path
     """Both raised past load_sweep (UnicodeDecodeError, RecursionError) as tracebacks, exit 1."""
     cases = [
         (b'vehicle = "sedan"\n# caf\xe9\n', "sweep.toml: line 2: not UTF-8 text (byte 0xe9 at offset 23)"),
-        (b'vehicle = "sedan"\nx = ' + b"[" * 3000 + b"]" * 3000, "sweep.toml: nested too deeply, expected a sweep file"),
+        (b'vehicle = "sedan"\nx = ' + b"[" * 3000 + b"]" * 3000,
+         "sweep.toml: nested too deeply, expected a sweep file"),
     ]
     for raw, message in cases:
         (tmp_path / "sweep.toml").write_bytes(raw)
