@@ -253,8 +253,8 @@ def test_compare_overlay_and_difference(make_window, tmp_path):
 
 
 def test_plot_bar_keeps_room_to_type_with_comparisons_at_1280(make_window, tmp_path, qtbot):
-    """Comparison controls (against, sync, x axis) shrink their text before the attribute field
-    does: at 1280 px wide, with a long recording name to compare against, the field stays wide
+    """The comparison's controls (Δ, against, sync) have a row of their own while comparing: at
+    1280 px wide, with a long recording name to compare against, the attribute field stays wide
     enough to type in (it was squeezed to one character)."""
     win = make_window(write_recording(tmp_path / "a_recording_with_a_long_name.ovd", 40, 10_000_000))
     win.open_file(str(write_recording(tmp_path / "another_recording_with_a_long_name.ovd", 20, 20_000_000)),
@@ -262,8 +262,15 @@ def test_plot_bar_keeps_room_to_type_with_comparisons_at_1280(make_window, tmp_p
     win.resize(1280, 800)
     qtbot.wait(50)
     assert win.width() == 1280  # nothing holds the window wider (a long status text did)
-    assert win.plots.reference_box.isVisible()
+    assert win.plots.reference_box.isVisible() and win.plots.compare_bar.isVisible()
     assert win.plots.attribute.width() >= 140
+    # the legend says which file the dashed (B) curves are
+    win.workspace.plot("Probe.value")
+    (panel,) = win.plots.panels
+    assert panel.legend.title.endswith("vs B: another_recording_with_a_long_name.ovd")
+    win.workspace.set_comparison(None)
+    assert not win.plots.compare_bar.isVisible()
+    assert "vs B" not in win.plots.panels[0].legend.title
 
 
 def test_background_loading_with_progress_and_errors(make_window, qtbot, tmp_path):

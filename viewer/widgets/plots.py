@@ -408,7 +408,12 @@ class PlotPanel:
             rows.append((d.curve.label, color, False))
             for ov in d.overlays:
                 rows.append((f"{d.curve.label} ({LETTERS[ov.j]})", shade(color, ov.j), True))
-        self.legend.set_rows(plot.title + (f"  [{self.unit}]" if self.unit else ""), rows)
+        title = plot.title + (f"  [{self.unit}]" if self.unit else "")
+        if compared is not None and compared.members and any(d.overlays for d in self.drawn):
+            # which file each letter of the dashed curves is (with three or more, (B) and (C) alone
+            # left the reader to find out)
+            title += "   vs " + ", ".join(compared.label(j) for j in range(1, len(compared)))
+        self.legend.set_rows(title, rows)
         if self.unit:
             self.item.setLabel("left", f"[{self.unit}]", color=theme.DIM_TEXT)
         self._remove_action = QAction("Remove this plot", self.item.getViewBox().menu)
@@ -654,8 +659,8 @@ GROW_REDRAW_MS = 250
 def _shrinkable(box: QComboBox, characters: int) -> None:
     """Let ``box`` shrink to about ``characters`` characters (its text elided) when the bar is
     narrow, instead of squeezing the attribute field beside it to nothing."""
-    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    box.setMinimumContentsLength(characters)
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # the whole text when there is room
+    box.setMinimumWidth(characters * box.fontMetrics().averageCharWidth() + 28)  # room for the arrow
 
 
 class PlotStack(QWidget):
@@ -674,7 +679,7 @@ class PlotStack(QWidget):
         self._time_table: tuple[object, tuple[np.ndarray, np.ndarray] | None] | None = None
         self.attribute = QLineEdit()
         self.attribute.setPlaceholderText("Class.attribute to plot, e.g. TireForce.lngForce[z]  (Enter)")
-        self.attribute.setMinimumWidth(140)  # the combo boxes beside it shrink (and elide) first
+        self.attribute.setMinimumWidth(140)  # the vehicle box beside it shrinks (and elides) first
         self._names = QStringListModel(self)
         self.completer = attribute_completer(self._names, self)
         self.attribute.setCompleter(self.completer)
@@ -692,13 +697,10 @@ class PlotStack(QWidget):
         self.sync_box.addItem("sync by time", "time")
         self.reference_box = QComboBox()
         self.reference_box.setToolTip("Differences are taken against this recording")
-        _shrinkable(self.reference_box, 8)
         self.x_box = QComboBox()
         self.x_box.addItem("x: time [s]", "time")
         self.x_box.addItem("x: frame", "frame")
         self.x_box.setToolTip("The x axis: simulated time in seconds, or frame numbers")
-        _shrinkable(self.sync_box, 6)
-        _shrinkable(self.x_box, 6)
         self.message = QLabel()
         self.message.setStyleSheet(f"color: {theme.ERROR}")
         bar = QHBoxLayout()
@@ -708,10 +710,17 @@ class PlotStack(QWidget):
         bar.addWidget(self.vehicle, 1)
         bar.addWidget(self.plot_button)
         bar.addWidget(self.clear_button)
-        bar.addWidget(self.diff_box)
-        bar.addWidget(self.reference_box)
-        bar.addWidget(self.sync_box)
         bar.addWidget(self.x_box)
+        # The comparison's controls get a row of their own, shown while comparing: on one row
+        # beside a docked window's panels they squeezed the attribute field to nothing.
+        self.compare_bar = QWidget()
+        compare_row = QHBoxLayout(self.compare_bar)
+        compare_row.setContentsMargins(4, 0, 4, 0)
+        compare_row.addWidget(self.diff_box)
+        compare_row.addWidget(self.reference_box)
+        compare_row.addWidget(self.sync_box)
+        compare_row.addStretch(1)
+        self.compare_bar.hide()
         self.canvas = _Canvas(self)
         self.canvas.ci.setSpacing(2)
         self.canvas.ci.setContentsMargins(2, 2, 8, 2)
@@ -724,6 +733,7 @@ class PlotStack(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         lay.addLayout(bar)
+        lay.addWidget(self.compare_bar)
         lay.addWidget(self.message)
         lay.addWidget(self.canvas, 1)
         lay.addWidget(self.placeholder, 1)
@@ -818,8 +828,7 @@ class PlotStack(QWidget):
         self.set_frame(self.workspace.timeline.frame)
 
     def _on_comparison(self, comparison: Comparison | None) -> None:
-        self.diff_box.setVisible(comparison is not None)
-        self.sync_box.setVisible(comparison is not None)
+        self.compare_bar.setVisible(comparison is not None)
         compared = self.workspace.compared
         self.reference_box.setVisible(compared is not None and len(compared) > 1)
         self.reference_box.blockSignals(True)
