@@ -149,6 +149,32 @@ _BY_CLASS: dict[str, dict[str, str]] = {
     "HeightfieldRoad": {
         "rowSpacing": "m", "columnSpacing": "m", "origin": "m", "friction": "1", "heights": "m",
     },
+    # simcore's linear bicycle model (simcore/bicycle/pvd.py); the analysis' poles mix real and
+    # imaginary parts of 1/s (no entry would be wrong: they are all 1/s).
+    "BicycleModelParams": {"mass": "kg", "iz": "kg·m²", "lf": "m", "lr": "m", "cf": "N/rad", "cr": "N/rad",
+                           "speed": "m/s", "wheelbase": "m"},
+    "BicycleModelAnalysis": {"understeerGradient": "rad·s²/m", "characteristicSpeed": "m/s",
+                             "criticalSpeed": "m/s", "yawRateGain": "1/s", "sideslipGain": "1",
+                             "naturalFrequency": "rad/s", "dampingRatio": "1", "poles": "1/s"},
+    "BicycleAxleParams": {"corneringStiffness": "N/rad", "position": "m"},
+    "BicycleBodyState": {"sideslip": "rad", "yawRate": "rad/s", "yaw": "rad", "steer": "rad",
+                         "lateralAcceleration": "m/s²", "pos": "m", "quat": "1"},
+    "BicycleAxleState": {"slipAngle": "rad", "lateralForce": "N", "steer": "rad"},
+    # simcore's motorcycle (simcore/motorcycle/pvd.py; SAE J670 frame). MotorcyclePose's arrays
+    # mix translations and rotations per row: no entry.
+    "MotorcycleParams": {"mass": "kg", "pitchInertia": "kg·m²", "wheelbase": "m", "cgToFrontAxle": "m",
+                         "cgHeight": "m", "rake": "rad", "friction": "1", "rollingResistance": "1",
+                         "dragArea": "m²", "maxDriveTorque": "N·m"},
+    "MotorcycleWheelParams": {"radius": "m", "suspensionLength": "m", "suspensionTravel": "m",
+                              "freeLength": "m", "springStiffness": "N/m", "damping": "N·s/m",
+                              "maxBrakeTorque": "N·m"},
+    "MotorcycleBodyState": {"pos": "m", "quat": "1", "pitch": "rad", "velocity": "m/s", "pitchRate": "rad/s",
+                            "acceleration": "m/s²"},
+    "MotorcycleWheelState": {"suspensionLength": "m", "compression": "m", "compressionSpeed": "m/s",
+                             "suspensionForce": "N", "normalForce": "N", "longitudinalForce": "N",
+                             "brakeTorque": "N·m", "driveTorque": "N·m", "rotationSpeed": "rad/s",
+                             "rotationAngle": "rad"},
+    "MotorcycleCommandState": {"frontBrake": "1", "rearBrake": "1", "throttle": "1"},
 }
 
 #: (class name, attribute name) → unit text, for every Vehicle2, PhysX-actor and simcore

@@ -15,16 +15,18 @@ from pvdkit.units import UNITS, unit_label, unit_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 #: Every unit text the table may use: a misspelt unit ("rad/sec", "Nm") fails here.
-VOCABULARY = {"1", "m", "m/s", "m/s²", "m²/s²", "rad", "rad/s", "s", "1/s", "kg", "kg·m²", "N", "N/m",
-              "N·s/m", "N/rad", "N·m", "N·m·s"}
+VOCABULARY = {"1", "m", "m²", "m/s", "m/s²", "m²/s²", "rad", "rad/s", "rad·s²/m", "s", "1/s", "kg", "kg·m²",
+              "N", "N/m", "N·s/m", "N/rad", "N·m", "N·m·s"}
 
 
 def _declared() -> dict[tuple[str, str], DataType]:
     """(class, attribute) → data type of every attribute PhysX's and simcore's schemas register."""
+    from simcore.bicycle.pvd import BICYCLE_SCHEMA
+    from simcore.motorcycle.pvd import MOTORCYCLE_SCHEMA
     from simcore.pvd.schema import PHYSX_SCHEMA, SCHEMA
 
     out = {}
-    for schema in (SCHEMA, PHYSX_SCHEMA):
+    for schema in (SCHEMA, PHYSX_SCHEMA, BICYCLE_SCHEMA, MOTORCYCLE_SCHEMA):
         for cls in schema.walk():
             for owner, a in cls.all_attrs():
                 out[owner.name, a.name] = a.dtype
@@ -48,6 +50,10 @@ def test_every_entry_names_a_real_floating_point_attribute():
 @pytest.mark.parametrize(("cls", "attr", "unit"), [
     ("WheelRigidBodyState", "correctedRotationSpeed", "rad/s"),
     ("WheelRigidBodyState", "rotationAngle", "rad"),
+    ("BicycleBodyState", "yawRate", "rad/s"),  # simcore's bicycle model and motorcycle had none
+    ("BicycleModelAnalysis", "understeerGradient", "rad·s²/m"),
+    ("MotorcycleBodyState", "pitch", "rad"),
+    ("MotorcycleWheelParams", "springStiffness", "N/m"),
     ("TireForce", "lngForce", "N"),
     ("TireForce", "wheelTorque", "N·m"),
     ("TireSlipState", "latSlip", "rad"),
