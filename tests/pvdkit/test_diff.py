@@ -568,6 +568,7 @@ def test_plots(ref, tmp_path):
     assert len(list((tmp_path / "p2").glob("*.png"))) == 2
 
 
+@needs_matplotlib
 def test_plot_axes_name_the_attribute_and_its_unit(ref, tmp_path, monkeypatch):
     """Each plot's y axes say what is plotted and in which unit (pvdkit.units: TireForce.lngForce
     is in N); an attribute the table has no unit for is named bare."""
