@@ -41,7 +41,7 @@ payloads, not names, and are not limited.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
@@ -295,6 +295,19 @@ class _Path:
     label: str  # "Class.attribute[.member …]" for messages
 
 
+
+def close_keeping(close: Callable[[], None], exc: BaseException | None) -> None:
+    """``close()`` on leaving a ``with`` block; while ``exc`` is in flight a failure to close is
+    added to it as a note instead of replacing it (a run that failed before its first frame left
+    a recording that cannot close, and "nothing was recorded" hid the real error)."""
+    if exc is None:
+        close()
+        return
+    try:
+        close()
+    except Exception as close_error:
+        exc.add_note(f"closing the recording then failed too: {close_error}")
+
 class OmniPvdWriter:
     """Writes OmniPVD commands to ``stream`` with PhysX's handle numbering and byte layout.
 
@@ -348,13 +361,7 @@ class OmniPvdWriter:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if exc is None:
-            self.close()
-            return
-        try:  # the exception in flight says what went wrong: closing must not replace it
-            self.close()
-        except Exception as close_error:
-            exc.add_note(f"closing the recording then failed too: {close_error}")
+        close_keeping(self.close, exc)
 
     # ------------------------------------------------------------------------- registration
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pvdkit.types import DataType, PvdError
-from pvdkit.writer import PreparedAttributes, PreparedColumn
+from pvdkit.writer import PreparedAttributes, PreparedColumn, close_keeping
 from simcore.pvd.graph import (
     HandleAllocator,
     ObjectGroup,
@@ -987,11 +987,5 @@ class PvdRecorder:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if exc is None:
-            self.close()
-            return
-        try:  # the exception in flight says what went wrong: closing must not replace it
-            self.close()
-        except Exception as close_error:
-            exc.add_note(f"closing the recording then failed too: {close_error}")
+        close_keeping(self.close, exc)
 

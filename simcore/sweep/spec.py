@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pvdkit.types import PvdError
+from simcore.limits import is_finite_number
 
 __all__ = ["DISTRIBUTIONS", "RunSpec", "SweepError", "SweepSpec", "load_sweep", "parse_sweep"]
 
@@ -376,14 +377,8 @@ def _base_params(vehicle: str, fail: Any) -> Any:
 
 
 def _number(value: Any) -> bool:
-    """A real number a float can hold: not a bool, not NaN or infinite, not an integer too big
-    for a float (TOML integers have no size limit; ``math.isfinite`` raises on those)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
+    """A real number a float can hold (:func:`simcore.limits.is_finite_number`)."""
+    return is_finite_number(value)
 
 
 def shown(value: Any) -> str:
