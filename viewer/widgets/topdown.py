@@ -79,6 +79,7 @@ class _FleetItems:
         self.view = view
         self.model = model
         self.ghost = j > 0
+        self.j = j
         self.style = theme.compare_style(j)
         n = len(model.geometries)
         self.n_colors = min(n, len(theme.PALETTE))
@@ -130,8 +131,11 @@ class _FleetItems:
         self.frame: FleetFrame | None = None
 
     def _label(self, text: str) -> pg.TextItem:
+        # A's names above the cars; B's, C's … below, one line further down each, so that the
+        # recordings' cars at one place do not write their names over each other.
+        below = -0.6 - 1.1 * (self.j - 1)
         label = pg.TextItem(text, color=theme.DIM_TEXT if self.ghost else theme.TEXT,
-                            anchor=(0.5, -0.6) if self.ghost else (0.5, 1.6))
+                            anchor=(0.5, below) if self.ghost else (0.5, 1.6))
         self._add(label)
         return label
 
