@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import queue
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 
 from pvdkit.h5.stream import FLUSH_INTERVAL
 from pvdkit.index.stream import Chunk, StreamParser
-from pvdkit.listen import listen_socket, parse_address, receive
+from pvdkit.listen import FIRST_BYTES_SECONDS, listen_socket, parse_address, receive
 from pvdkit.live import LiveRecorder, LiveSummary, output_format, warm_up
 from pvdkit.outputs import check_output
 from pvdkit.recording import LiveRecording, Recording
@@ -267,9 +268,11 @@ class TcpFeed(LiveFeed):
                 self._check_stop()
                 try:
                     conn, addr = self.server.accept()
-                    break
                 except TimeoutError:
                     continue
+                if self._speaks(conn):
+                    break
+                conn.close()  # connected and said nothing: not PhysX, which sends its preamble at once
         finally:
             self.server.close()
         self.peer = f"{addr[0]}:{addr[1]}"
@@ -301,6 +304,22 @@ class TcpFeed(LiveFeed):
             self._finish("ended", None)
         else:
             self._finish("lost", s.damage if s.complete else s.reason)
+
+    def _speaks(self, conn: socket.socket) -> bool:
+        """True once ``conn`` has bytes to read (left unread), False when it stays silent for
+        :data:`pvdkit.listen.FIRST_BYTES_SECONDS` (a port probe would otherwise hold the one
+        connection the viewer takes, and PhysX could not connect) or closes first."""
+        conn.settimeout(POLL_SECONDS)
+        end = time.monotonic() + FIRST_BYTES_SECONDS
+        while time.monotonic() < end:
+            self._check_stop()
+            try:
+                return bool(conn.recv(1, socket.MSG_PEEK))
+            except TimeoutError:
+                continue
+            except OSError:
+                return False
+        return False
 
     def save_as(self, path: str) -> str:
         """Keep the (finished) temporary recording as ``path`` (``.h5``: moved; ``.ovd``:
