@@ -219,6 +219,27 @@ def check_output(path: str | os.PathLike, what: str = "output") -> Path:
     return p
 
 
+def check_distinct(outputs: dict[str, str | os.PathLike | None],
+                   inputs: dict[str, str | os.PathLike]) -> None:
+    """:class:`PvdError` when an output (option → path) names an input file or another output:
+    writing it would replace the recording being read, or one report the other (``--json A``
+    overwrote recording A without a word). Paths are compared as files (links included) and,
+    for files not written yet, by absolute path."""
+    def key(path: str | os.PathLike) -> str:
+        return os.path.realpath(path)
+
+    seen: dict[str, str] = {key(path): f"input {label} ({os.fspath(path)})" for label, path in inputs.items()}
+    for option, path in outputs.items():
+        if path is None or os.fspath(path) == "-":
+            continue
+        k = key(path)
+        other = seen.get(k) or next((what for known, what in seen.items() if same_file(known, k)), None)
+        if other is not None:
+            raise PvdError(f"{option} {os.fspath(path)!r}: is the same file as the {other}; "
+                           "give another name")
+        seen[k] = option
+
+
 def output_folder(path: str | os.PathLike, what: str = "output folder", *, create: bool = True) -> Path:
     """The folder ``path``, created if missing (never its parents) unless ``create`` is False
     (then only checked, e.g. before a long computation); :class:`PvdError` if its parent

@@ -120,6 +120,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
         outputs.check_output(args.junit, "--junit")
     if args.plots:
         outputs.output_folder(args.plots, "--plots", create=False)
+    outputs.check_distinct({"--json": args.json, "--junit": args.junit}, {"A": args.a, "B": args.b})
 
 
 def check_window(res) -> None:

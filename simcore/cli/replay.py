@@ -12,7 +12,7 @@ import time
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
-from pvdkit.outputs import check_output, path_argument, require_input
+from pvdkit.outputs import check_distinct, check_output, path_argument, require_input
 from pvdkit.terminal import ProgressBar, on_terminal
 from pvdkit.types import PvdError
 from simcore.replay.engine import MODES, build, replay, with_scene_overrides
@@ -73,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
     for opt, out in (("-o", args.output), ("--report", args.report), ("--html", args.html)):
         if out is not None:  # before the run: a folder, a device or a missing folder is one line
             check_output(out, f"replay: {opt}")
+    try:  # writing one would replace the recording read, or another output
+        check_distinct({"-o": args.output, "--report": args.report, "--html": args.html}, {"recording": path})
+    except PvdError as exc:
+        raise PvdError(f"replay: {exc}") from None
     if args.output is not None and Path(args.output).suffix.lower() not in (".h5", ".ovd"):
         raise PvdError(f"replay: -o {args.output!r}: the file name must end in .ovd or .h5")
     start = time.perf_counter()

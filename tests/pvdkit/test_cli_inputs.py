@@ -411,3 +411,23 @@ def test_a_device_or_fifo_output_is_refused_not_replaced(capsys, ovd, tmp_path):
     with pytest.raises(PvdError, match=r"'/dev/null': is not a regular file \(a character device\)"):
         outputs.check_output("/dev/null", "--junit")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_an_output_that_is_an_input_or_another_output_is_refused(capsys, ovd, tmp_path):
+    """--json A replaced recording A with the report, and --junit x --json x wrote one report
+    over the other, without a word (fuzzing find): refused before anything is read or written,
+    through links too."""
+    a = tmp_path / "mine.ovd"
+    a.write_bytes(ovd.read_bytes())
+    link = tmp_path / "link.json"
+    link.symlink_to(a)
+    for argv, message in (
+        (["--json", str(a)], f"--json '{a}': is the same file as the input A ({a})"),
+        (["--junit", str(link)], f"--junit '{link}': is the same file as the input A ({a})"),
+        (["--json", str(tmp_path / "r"), "--junit", str(tmp_path / "r")], "is the same file as the --json"),
+    ):
+        code, _, err = run(capsys, "diff", str(a), str(ovd), *argv)
+        assert code == 2
+        one_error_line(err, message)
+    assert a.read_bytes() == ovd.read_bytes()
+    assert not (tmp_path / "r").exists()

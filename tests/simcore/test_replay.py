@@ -200,6 +200,12 @@ def test_cli_exit_1_over_tolerance_and_2_on_bad_input(tmp_path) -> None:
         out = _cli(str(simcore_made), "--quiet")
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
         assert "not a recording made by PhysX: it has no PxScene" in out.stderr
+    copy = tmp_path / "dev_drive.h5"
+    copy.write_bytes(DEV_DRIVE.read_bytes())
+    for argv in (["-o", str(copy)], ["--report", str(copy)], ["--report", "x.json", "--html", "x.json"]):
+        same = _cli(str(copy), *argv, "--quiet")  # replay -o REC replaced the recording it read
+        assert same.returncode == 2 and "is the same file as the" in same.stderr, same.stderr
+    assert copy.read_bytes() == DEV_DRIVE.read_bytes()
     one = _cli(str(DEV_DRIVE), "--vehicle", "Standard", "--from", "470", "--quiet")
     assert "10 steps x 1 vehicle in" in one.stderr
 
