@@ -94,11 +94,26 @@ def _replace(obj: Any, parts: list[tuple[str, int | None]], value: Any, path: st
         raise ParamPathError(f"param path {path!r}: {exc}") from None
 
 
+def _whole(value: Any, path: str) -> None:
+    """:class:`ParamPathError` unless every number of ``value`` is a whole number within
+    :data:`simcore.limits.MAX_INT_FIELD` (an iteration count or a point count: 4294967296 wrapped
+    to 0 in the int64 → C int cast, 1.7 was cut to 1)."""
+    from simcore.limits import MAX_INT_FIELD, is_int_field
+
+    for v in np.ravel(np.asarray(value, dtype=object)):
+        number = v.item() if isinstance(v, np.generic) else v
+        if not is_int_field(number):
+            raise ParamPathError(f"param path {path!r}: expected a whole number of magnitude at most "
+                                 f"{MAX_INT_FIELD}, got {number!r}")
+
+
 def _converted(current: Any, value: Any, path: str) -> Any:
     if isinstance(current, np.ndarray):
+        if current.dtype.kind in "iu":
+            _whole(value, path)
         try:
             arr = np.asarray(value, dtype=current.dtype)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ParamPathError(f"param path {path!r}: expected numbers, got {value!r}") from None
         if arr.ndim == 0:
             return np.full(current.shape, arr, dtype=current.dtype)
@@ -114,8 +129,7 @@ def _converted(current: Any, value: Any, path: str) -> Any:
     except (TypeError, ValueError):
         raise ParamPathError(f"param path {path!r}: expected a number, got {value!r}") from None
     if isinstance(current, int):
-        if not number.is_integer():
-            raise ParamPathError(f"param path {path!r}: expected a whole number, got {value!r}")
+        _whole(number, path)
         return int(number)
     return number
 

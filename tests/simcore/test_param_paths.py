@@ -72,3 +72,16 @@ def test_parse_setting():
 def test_a_per_wheel_field_takes_no_index(sedan):
     with pytest.raises(ParamPathError, match=r"radius is per wheel and takes no \[i\]"):
         with_param(sedan, "wheel.radius[0]", 0.3)
+
+
+def test_integer_fields_take_whole_numbers_that_fit_a_c_int():
+    """An iteration or point count set to 4294967296 wrapped to 0 in the kernels' C int (and was
+    recorded so), 1e300 overflowed with a traceback, 1.7 was cut to 1 (fuzzing finds)."""
+    engine = load_preset("sedan_engine")
+    assert with_param(engine, "clutch.estimate_iterations", 7.0).clutch.estimate_iterations == 7
+    for bad in (4294967296, 5e9, 1e300, 1.7, -(2**31) - 1):
+        with pytest.raises(ParamPathError, match="expected a whole number of magnitude at most 2147483647"):
+            with_param(engine, "clutch.estimate_iterations", bad)
+    sedan = load_preset("sedan")
+    with pytest.raises(ParamPathError, match="expected a whole number"):
+        with_param(sedan, "suspension_compliance.wheel_toe_angle.nb_points", [1.2, 1, 1, 1])
