@@ -202,9 +202,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="accept connection after connection, each into OUT_001.h5, OUT_002.h5 … (the next "
                         "free numbers), until Ctrl-C")
     p.add_argument("--silent-peer", type=float, default=FIRST_BYTES_SECONDS, metavar="S",
-                   help="drop a peer that sends nothing for S seconds after connecting (default "
-                        f"{FIRST_BYTES_SECONDS:g}; PhysX sends its preamble as it connects): with --keep the "
-                        "next connection is served")
+                   help="drop a peer that sends no stream header within S seconds of connecting (default "
+                        f"{FIRST_BYTES_SECONDS:g}; PhysX sends its preamble and header as it connects): with "
+                        "--keep the next connection is served")
     p.add_argument("--quiet", action="store_true",
                    help="no live progress line and no 'listening on' line (unless the port is 0); the "
                         "summary line stays")
@@ -277,9 +277,10 @@ def _record(conn: socket.socket, peer: str, out: str, args: argparse.Namespace, 
 
     def tick() -> None:
         progress()
-        if not recorder.bytes_received and time.monotonic() - accepted > args.silent_peer:
-            raise PvdError(f"{peer} connected and sent nothing for {args.silent_peer:g} s (PhysX sends "
-                           "its preamble as it connects): not PhysX's OmniPVD stream")
+        if not recorder.recording and time.monotonic() - accepted > args.silent_peer:  # no header yet
+            sent = f"only {recorder.bytes_received} bytes" if recorder.bytes_received else "nothing"
+            raise PvdError(f"{peer} connected and sent {sent} for {args.silent_peer:g} s (PhysX sends its "
+                           "preamble and stream header as it connects): not PhysX's OmniPVD stream")
 
     try:
         lost = receive(conn, recorder, tick)

@@ -273,14 +273,15 @@ def test_a_silent_peer_is_dropped_and_keep_serves_the_next(listen, tmp_path, str
     After --silent-peer seconds it is dropped with a warning and the next one is recorded."""
     out = tmp_path / "run.h5"
     p = listen(out, "--keep", "--quiet", "--silent-peer", "0.5")
-    with socket.create_connection(("127.0.0.1", p.port)):  # connects, says nothing
+    with socket.create_connection(("127.0.0.1", p.port)) as probe:  # connects, says half a preamble
+        probe.sendall(PREAMBLE[:4])
         send(p.port, PREAMBLE + stream, seed=7, max_piece=9000, rate=2e7)  # queued behind it
         deadline = time.monotonic() + 60
         while not any(line.startswith("recorded ") for line in p.lines):
             assert time.monotonic() < deadline and p.proc.poll() is None, p.stderr
             time.sleep(0.05)
     assert p.stop(signal.SIGINT) == 130, p.stderr
-    assert "connected and sent nothing for 0.5 s" in p.stderr
+    assert "connected and sent only 4 bytes for 0.5 s" in p.stderr
     assert h5_to_ovd_bytes(tmp_path / "run_001.h5") == stream
 
 
