@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         print(f"compare frame by frame: pvdkit diff {args.recording} {args.output} "
               f"{diff_window(args.from_step, steps)} --config {DIFF_CONFIG}")
-    print(f"{steps} steps x {len(replayed)} vehicle{'s' if len(replayed) != 1 else ''} in {wall:.2f} s "
+    n = len(replayed)
+    print(f"{steps} step{'s' if steps != 1 else ''} x {n} vehicle{'s' if n != 1 else ''} in {wall:.2f} s "
           f"({1e3 * wall / max(steps, 1):.2f} ms per recorded step)", file=sys.stderr)
     return 0 if report.ok else 1

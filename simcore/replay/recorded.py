@@ -417,10 +417,10 @@ def vehicles_from_recording(rec: Recording | str | os.PathLike[str],
         except PvdError as exc:
             raise RecordingError(str(exc)) from None
     src = Source(rec, rec.source_name)
+    _physx_scenes(src)  # first: a simcore recording of any vehicle (car, motorcycle) is told so
     vehicles = _objects(src, "Vehicle")
     if not vehicles:
         raise src.error("recording", "Vehicle", "PhysX Vehicle2 vehicles (the recording has none)")
-    _physx_scenes(src)
     nb_steps = _nb_steps(rec)
     if nb_steps == 0:
         raise src.error("recording", "frames", "at least one complete step (two closed frames)")
