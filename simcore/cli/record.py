@@ -267,6 +267,15 @@ def record(
         raise RecordError(f"--vehicles must be a whole number in 1..{MAX_FLEET}, got {vehicles!r}")
     if not (isinstance(spacing, int | float) and math.isfinite(spacing) and spacing >= 0.0):
         raise RecordError(f"--spacing must be a distance >= 0 (m), got {spacing!r}")
+    if vary is not None and settings:
+        from simcore.param_paths import ParamPathError, parse_setting, parse_vary
+
+        try:
+            varied, set_paths = parse_vary(vary)[0], [parse_setting(t)[0] for t in settings]
+        except ParamPathError as exc:
+            raise RecordError(str(exc)) from None
+        if varied in set_paths:  # --vary would silently replace the --set value
+            raise RecordError(f"--set {varied} and --vary {vary}: the same param; give it once")
     if vary is not None and vehicles < 2:  # one vehicle would only take LO
         raise RecordError(f"--vary {vary}: spreads a param from LO to HI over a fleet; give --vehicles N "
                           "(2 or more)")
@@ -313,6 +322,16 @@ def with_settings(params: Any, label: str, settings: Sequence[str]) -> Any:
         return params
     from simcore.limits import ParamsError
     from simcore.param_paths import ParamPathError, parse_setting, with_param
+
+    paths = []
+    for text in settings:
+        try:
+            paths.append(parse_setting(text)[0])
+        except ParamPathError as exc:
+            raise RecordError(str(exc)) from None
+    twice = next((p for p in paths if paths.count(p) > 1), None)
+    if twice is not None:  # which one would win is a guess; say so instead
+        raise RecordError(f"--set {twice}: given twice; give each param once")
 
     if hasattr(params, "make_vehicle"):
         raise RecordError(f"--set: {label} is a Stingray vehicle; --set changes the params of presets and "

@@ -351,6 +351,13 @@ def test_set_changes_params_of_the_recorded_vehicle(tmp_path):
             record("sedan", "brake", duration=0.1, out=tmp_path / "bad.h5", settings=settings)
     with pytest.raises(RecordError, match="--set: the motorcycle model is not a Vehicle2 vehicle"):
         record("motorcycle", duration=0.1, out=tmp_path / "bad.h5", settings=["a=1"])
+    # which value would win is a guess (--vary replaced the --set value silently): refused
+    with pytest.raises(RecordError, match="--set rigid_body.mass: given twice"):
+        record("sedan", duration=0.1, out=tmp_path / "bad.h5",
+               settings=["rigid_body.mass=1", "rigid_body.mass=2"])
+    with pytest.raises(RecordError, match="--set rigid_body.mass and --vary rigid_body.mass=1:2: the same"):
+        record("sedan", duration=0.1, out=tmp_path / "bad.h5", vehicles=2, vary="rigid_body.mass=1:2",
+               settings=["rigid_body.mass=9999"])
 
 
 def test_a_failure_in_the_run_is_not_masked_by_closing_the_recording(tmp_path, monkeypatch):
