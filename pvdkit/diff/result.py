@@ -54,11 +54,11 @@ class FrameWindow:
 
     def validate(self) -> FrameWindow:
         """Raise :class:`PvdError` for negative frames or an empty window; returns self."""
-        for v in (self.start, self.stop):
+        for v, end in ((self.start, 0), (self.stop, 1)):  # STOP is one past the last frame
             if v is not None and v < 0:
                 raise PvdError(f"--frames: frame numbers are >= 0 (0 is the first frame), got {v}")
-            if v is not None and v > MAX_FRAME:  # no recording has more frames (they are int32)
-                raise PvdError(f"--frames: frame numbers are at most {MAX_FRAME:,}, got {str(v)[:40]}")
+            if v is not None and v > MAX_FRAME + end:  # no recording has more frames (they are int32)
+                raise PvdError(f"--frames: frame numbers are at most {MAX_FRAME:,}, got {str(v - end)[:40]}")
         if self.start is not None and self.stop is not None and self.stop <= self.start:
             raise PvdError(f"--frames {self.start}:{self.stop}: empty window (STOP must exceed START)")
         return self

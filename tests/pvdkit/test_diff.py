@@ -743,9 +743,10 @@ def test_a_config_that_is_no_file_is_refused_before_reading(tmp_path):
 
 
 def test_a_frame_window_beyond_any_recording_is_one_line():
-    for text in ("99999999999999999999999:", "9223372036854775807:", "0:2147483648"):
+    for text in ("99999999999999999999999:", "9223372036854775807:", "0:2147483649", "2147483648"):
         with pytest.raises(PvdError, match="--frames: frame numbers are at most 2,147,483,647"):
             FrameWindow.parse(text)
+    assert FrameWindow.parse("2147483647") == FrameWindow(2147483647, 2147483648)  # the last frame there is
 
 
 def test_an_empty_frame_window_and_a_flood_of_rules_are_refused(ref, tmp_path, capsys):
