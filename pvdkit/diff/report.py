@@ -296,6 +296,9 @@ def to_junit(res: DiffResult) -> str:
         for attr, group in by_class[cls].items():
             rec_cases.append(("recording", f"{cls}.{attr}", *_group_failure(group)))
     _suite(root, "recording", rec_cases)
+    info = [n.message for n in res.notes if not n.difference]
+    if info:  # notes that are no difference (unused config rules, few objects matched): CI shows them
+        ET.SubElement(root[-1], "system-out").text = _xml_safe("\n".join(info))
 
     schema_classes = sorted({c.cls for c in res.schema})
     changes: dict[str, list[str]] = {}

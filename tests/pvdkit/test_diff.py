@@ -263,6 +263,9 @@ def test_a_config_rule_that_matches_nothing_is_a_note_naming_the_closest(ref, tm
     ]
     assert "did you mean 'Wheel.rotationSpeed'?" in " ".join(format_text(res).split())
     assert not [n for n in compare_files(ref, _b(tmp_path, Spec())).notes if n.kind == "unused_rule"]
+    junit = ET.fromstring(to_junit(res))  # CI reads JUnit: the notes are in the recording suite's output
+    out = junit.find("testsuite[@name='recording']/system-out").text
+    assert "did you mean 'Wheel.rotationSpeed'?" in out and junit.get("failures") == "0"
 
 
 def test_extra_attribute_is_a_difference(ref, tmp_path):
