@@ -198,6 +198,8 @@ def check_param_bounds(params: Any) -> None:
 #: Largest magnitude a float param may have: PVD records params as float32 (PhysX's PxReal), so
 #: a larger one (1e308 as a brake multiplier) was recorded as inf, with a numpy warning only.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Smallest non-zero magnitude float32 holds (a subnormal); below it a param is recorded as 0.
+FLOAT32_SMALLEST = float(np.finfo(np.float32).smallest_subnormal)
 
 
 def _check_recordable(part_name: str, value: Any, path: str) -> None:
@@ -213,12 +215,15 @@ def _check_recordable(part_name: str, value: Any, path: str) -> None:
         a = np.asarray(value)
         if a.dtype.kind != "f" or not a.size:
             return
-        bad = ~(np.abs(a) <= FLOAT32_MAX)
+        with np.errstate(over="ignore", under="ignore"):
+            lost = (a != 0) & (a.astype(np.float32) == 0)  # below float32's range: recorded as 0
+        bad = ~(np.abs(a) <= FLOAT32_MAX) | lost
         if bad.any():
             k = tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), a.shape))
             v = float(a[k])
             where = f"[{', '.join(map(str, k))}]" if k else ""
-            fits = f"does not fit the float32 PVD records params in (magnitudes up to {FLOAT32_MAX:.3g})"
+            fits = (f"does not fit the float32 PVD records params in (magnitudes from "
+                    f"{FLOAT32_SMALLEST:.3g} to {FLOAT32_MAX:.3g}, or 0)")
             what = "must be finite" if not math.isfinite(v) else fits
             raise ParamBoundsError(f"{path}{where} = {v:.6g} {what}", part_name)
 

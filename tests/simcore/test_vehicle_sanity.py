@@ -278,3 +278,6 @@ def test_every_float_param_must_fit_the_float32_it_is_recorded_in():
     with pytest.raises(ParamBoundsError, match=r"wheel_response_multipliers\[0\] = 1e\+308 does not fit the "
                                                r"float32 PVD records params in"):
         bad.validate()
+    tiny = replace(brake, wheel_response_multipliers=np.full_like(brake.wheel_response_multipliers, 1e-50))
+    with pytest.raises(ParamBoundsError, match=r"= 1e-50 does not fit .* \(magnitudes from 1\.4e-45"):
+        replace(params, brake_command_response=(tiny, *params.brake_command_response[1:])).validate()
