@@ -721,6 +721,9 @@ def test_hooks_into_the_pvdkit_command_line(ref, tmp_path, capsys):
     (b"# caf\xe9\natol = 1\n", r"line 1: not UTF-8 text \(byte 0xe9 at offset 5\)"),
     (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
     (b"x" * 300 + b" = 1\n", r"unknown key 'xxxx[^ ]*… \(expected one of"),
+    # tomllib takes the square of a key's parts: 200,000 never ended
+    (b"a." * 200_000 + b"a = 1\n", "line 1: a key of more than 256 dotted parts"),
+    (b"[" + b"t." * 300 + b"t]\n", "line 1: a key of more than 256 dotted parts"),
 ])
 def test_a_hostile_config_is_one_line_naming_the_file(ref, tmp_path, content, message):
     """Fuzzing finds: TOML integers too large for a float, text that is no UTF-8 and deep nesting
