@@ -390,7 +390,7 @@ def run_sweep(
     sweep into ``out_dir``. Ctrl-C / SIGTERM cancel the runs not finished, write the summary of
     those that did, and set :attr:`SweepResult.interrupted`.
     """
-    from pvdkit.outputs import output_folder
+    from pvdkit.outputs import check_output, output_folder
     from pvdkit.signals import Terminated, exit_status, interruption_reason, terminate_as_exception
 
     if resume and not recordings:
@@ -403,6 +403,8 @@ def run_sweep(
     planned = spec.runs(out.resolve() if recordings else None)  # workers may run in another folder
     baseline_file, baseline_run = _baseline_path(baseline, planned, recordings)
     out = output_folder(out_dir, "output folder")
+    for name in ("summary.csv", "summary.parquet"):  # before the runs, not after them
+        check_output(out / name, "summary")
     if recordings:
         (out / "runs").mkdir(exist_ok=True)
     reused = _reusable_rows(out, spec, planned, baseline) if resume else {}

@@ -479,10 +479,10 @@ def _random(table: Any, base: Any, fail: Any) -> tuple[dict[str, tuple[str, list
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise fail("random.samples", f"expected a whole number of samples >= 1, got {shown(samples)}")
     seed = table.get("seed")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**128:  # numpy's seeds
         raise fail(
             "random.seed",
-            f"expected a whole number >= 0 (the sweep must be reproducible), got {shown(seed)}",
+            f"expected a whole number in 0 … 2**128 - 1 (the sweep must be reproducible), got {shown(seed)}",
         )
     out: dict[str, tuple[str, list[Any]]] = {}
     for path, spec in table.items():

@@ -152,8 +152,9 @@ def _recording(spec: Mapping[str, Any], vehicle: Any, row: dict[str, Any]) -> It
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return
-    from pvdkit.outputs import temp_file_beside
+    from pvdkit.outputs import check_output, temp_file_beside
 
+    check_output(out, "run recording")  # a FIFO or device there would be replaced by the file
     tmp = temp_file_beside(out)
     try:
         _simulate(spec, vehicle, tmp)

@@ -19,6 +19,7 @@ import pytest
 from pvdkit.cli import main
 from pvdkit.diff import compare_files
 from pvdkit.recording import Recording
+from pvdkit.types import PvdError
 from simcore.cli.record import load_vehicle_params, record
 from simcore.param_paths import param_value, with_param
 from simcore.sweep import load_sweep, parse_sweep, run_sweep
@@ -271,6 +272,11 @@ ignore = ["TireParams.*"]
             'vehicle = "sedan"\n[random]\nsamples = 2\n"rigid_body.mass" = { uniform = [1, 2] }',
             "sweep.toml: random.seed: expected a whole number",
         ),
+        (  # a 5,000-digit hex seed passed and crashed writing DIR/sweep.toml after the runs
+            'vehicle = "sedan"\n[random]\nsamples = 2\nseed = 0x' + "f" * 5000
+            + '\n"rigid_body.mass" = { uniform = [1, 2] }',
+            "sweep.toml: random.seed: expected a whole number in 0 … 2**128 - 1",
+        ),
         (
             'vehicle = "sedan"\n[metrics]\nuse = ["stoping_distance"]',
             "sweep.toml: metrics.use[0]: unknown metric",
@@ -454,3 +460,17 @@ def test_the_command_line_runs_a_sweep_and_prints_the_table(tmp_path, capsys):
     assert (tmp_path / "sweep" / "summary.csv").is_file()  # default DIR: the file's name
     assert "0000-accelerate" in out and "4 runs: 2 ok, 2 error, 0 timeout" in out
     assert "error: 0002-accelerate: RigidBodyParams.mass must be greater than zero" in out
+
+
+def test_a_summary_path_that_is_no_file_is_refused_before_any_run(tmp_path):
+    """summary.csv as a FIFO was refused only after every run was simulated (all the work lost):
+    checked before the first run now."""
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "summary.csv")
+    spec = _sweep(tmp_path, 'vehicle = "sedan"\nduration = 0.05\n[grid]\n"rigid_body.mass" = [1500, 1600]')
+    with pytest.raises(PvdError, match=r"summary 'summary.csv'|summary.csv.*is not a regular file \(a FIFO"):
+        run_sweep(spec, out, workers=0)
+    assert not (out / "runs").exists()
