@@ -60,8 +60,11 @@ def headline(res: DiffResult) -> str:
     """One line: EQUAL or DIFFERENT with the counts that matter."""
     s = res.summary()
     if res.equal:
+        w = res.options.frames  # the frames of A in the window
+        lo = w.start or 0
+        n = max(0, min(w.stop if w.stop is not None else res.frames_a, res.frames_a) - lo)
         return (f"EQUAL: {s['attributes_compared']:,} attributes of {s['objects_matched']:,} objects equal "
-                f"within tolerance ({res.frames_a:,} frames)")
+                f"within tolerance ({n:,} frame{'s' * (n != 1)})")
     parts = [f"{s['attributes_differing']:,} of {s['attributes_compared']:,} attributes differ"]
     if res.objects_only_a:
         parts.append(f"{len(res.objects_only_a):,} object{'s' * (len(res.objects_only_a) != 1)} missing in B")

@@ -464,6 +464,10 @@ def test_reports_of_equal_recordings(ref, tmp_path):
     root = ET.fromstring(to_junit(res))
     assert root.get("failures") == "0" and int(root.get("tests")) > 10
     assert any(line.startswith("EQUAL: 33 attributes of 9 objects") for line in format_text(res).splitlines())
+    assert "within tolerance (20 frames)" in format_text(res)
+    window = compare_files(ref, _b(tmp_path, Spec()), frames="18:")  # it said 20, the whole of A
+    assert "within tolerance (2 frames)" in format_text(window)
+    assert "within tolerance (1 frame)" in format_text(compare_files(ref, ref, frames="5"))
 
 
 def test_text_report_table(ref, tmp_path, capsys):
