@@ -420,6 +420,8 @@ def _frame_number(frame: Any) -> int:
 def _check_frames(frames: Any, count: int) -> None:
     """:class:`PvdError` for a frame number outside -1 (the set-up) … ``count`` - 1."""
     f = np.asarray(frames)
+    if f.dtype.kind not in "iuf" or isinstance(frames, bool):  # text, None, objects, True (frame 1?)
+        raise PvdError(f"frames must be frame numbers (integers), got {str(frames)[:40]!r}")
     if f.size and f.dtype.kind == "f" and not np.all(np.mod(f, 1) == 0):
         raise PvdError(f"frames must be frame numbers (integers), got {frames!r}")
     if f.size and (f.min() < -1 or f.max() >= count):
@@ -561,9 +563,14 @@ class TimeBase:
         per step): the later one, where the step is complete."""
         if self.seconds is None:
             raise PvdError(f"no time in seconds: {self.description}")
-        t = float(seconds)
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float | np.integer | np.floating):
+            raise PvdError(f"seconds must be a number, got {type(seconds).__name__} {str(seconds)[:40]!r}")
+        try:
+            t = float(seconds)
+        except OverflowError:
+            t = math.inf
         if not math.isfinite(t):
-            raise PvdError(f"seconds must be a finite number, got {seconds!r}")
+            raise PvdError(f"seconds must be a finite number, got {str(seconds)[:40]}")
         return int(np.searchsorted(self.seconds, t, "right")) - 1
 
     def seconds_of(self, frames: np.ndarray | int) -> np.ndarray | float:
@@ -1184,6 +1191,11 @@ class Recording:
         With several matches (handle reused, duplicate names) the one alive at ``frame`` is
         chosen, else the first. :class:`PvdError` if none matches.
         """
+        if isinstance(name_or_handle, bool) or not isinstance(name_or_handle, str | int | np.integer):
+            raise PvdError(f"{self.source_name}: an object is named by its name or handle, not by "
+                           f"{type(name_or_handle).__name__} {name_or_handle!r}")
+        if isinstance(name_or_handle, np.integer):
+            name_or_handle = int(name_or_handle)
         cands: list[Object] = []
         if isinstance(name_or_handle, str):
             cands = [o for o in self.objects if o.name == name_or_handle]

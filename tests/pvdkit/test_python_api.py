@@ -302,6 +302,17 @@ def test_frames_and_seconds_are_checked_and_convertible(dev):
         dev.seconds([720, 5000])
     with pytest.raises(PvdError, match="frame numbers"):
         dev.seconds(np.array([1.5]))
+    # other types are one PvdError line too, never numpy's or Python's own (fuzzing finds)
+    for bad in ("3", None, True):
+        with pytest.raises(PvdError, match="frames must be frame numbers"):
+            dev.seconds(bad)
+    for bad in ("abc", None, True, 10**400, float("nan")):
+        with pytest.raises(PvdError, match="seconds must be a"):
+            tb.frame_at(bad)
+    assert dev.value_at(np.uint64(speed.handle), "correctedRotationSpeed", 100) == \
+        speed.value_at("correctedRotationSpeed", 100)  # a numpy handle, as dataframe(object=) takes it
+    with pytest.raises(PvdError, match="named by its name or handle, not by bool True"):
+        dev.state_at(True, 0)
 
 
 def test_an_object_alive_to_the_end_says_so(simcore_files):
