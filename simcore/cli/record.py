@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pvdkit.outputs import check_output, path_argument
+from pvdkit.outputs import check_output, path_argument, require_input
 from pvdkit.signals import Terminated, exit_status, interruption_reason, terminate_as_exception
 from pvdkit.streams import OvdFileStream
 from pvdkit.terminal import ProgressBar, on_terminal
@@ -160,14 +160,17 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
     chosen = path.name if path.name in drivetrains else None
     if chosen is not None:  # a drivetrain file names the drivetrain; Base.json sits beside it
         path = path.parent / "Base.json"
-    if not path.is_file():
+    if not path.exists():
+        if Path(name).exists():  # a folder, or a drivetrain file, without its Base.json
+            raise RecordError(f"vehicle {name!r}: no Base.json in {str(path.parent)!r} (a PhysX vehicle "
+                              "folder holds Base.json and DirectDrive.json or EngineDrive.json)")
         known = ", ".join(vehicle_names())
         raise RecordError(f"vehicle {name!r} is neither a preset ({known}) nor a PhysX vehicle JSON file "
                           "(Base.json, a folder holding one, or its DirectDrive.json / EngineDrive.json)")
     from simcore.io.physx_json import PhysXJsonError, load_physx_vehicle
 
     folder = path.parent
-    present = [f for f in drivetrains if (folder / f).is_file()]
+    present = [f for f in drivetrains if (folder / f).exists()]
     if not present:
         raise RecordError(f"vehicle file {path}: no DirectDrive.json or EngineDrive.json beside it "
                           "to say which drivetrain it has")
@@ -178,6 +181,11 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
             print(f"note: {where} holds both DirectDrive.json and EngineDrive.json: recording direct drive "
                   f"(name {folder / 'EngineDrive.json'} for the engine drive)", file=sys.stderr)
     kind = drivetrains[chosen]
+    try:  # a folder, FIFO or device under either name is one line here, not in the JSON reader
+        require_input(path, "a PhysX vehicle JSON file")
+        require_input(folder / chosen, "a PhysX drivetrain JSON file")
+    except PvdError as exc:
+        raise RecordError(str(exc)) from None
     try:
         params = load_physx_vehicle(path, folder / chosen, kind)
     except PhysXJsonError as exc:  # names the file, the JSON path and what was expected

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -320,8 +321,15 @@ def test_vehicle_folder_names_the_vehicle_and_its_drivetrain_file_picks_the_kind
     assert (label, params.drivetrain) == ("mycar", "engine")
     assert capsys.readouterr().err == ""
     (folder / "Base.json").unlink()
-    with pytest.raises(RecordError, match="EngineDrive.json"):
+    with pytest.raises(RecordError, match=r"'EngineDrive.json': no Base.json in '\.' \(a PhysX vehicle"):
         load_vehicle_params("EngineDrive.json")
+    with pytest.raises(RecordError, match="no Base.json in"):  # it said "neither a preset nor …"
+        load_vehicle_params(folder)
+    (folder / "Base.json").write_bytes((DATA / "Base.json").read_bytes())
+    (folder / "EngineDrive.json").unlink()
+    os.mkfifo(folder / "EngineDrive.json")  # it said "no DirectDrive.json or EngineDrive.json beside it"
+    with pytest.raises(RecordError, match=r"EngineDrive.json: is not a regular file \(a FIFO or pipe\)"):
+        load_vehicle_params(folder)
 
 
 def test_set_changes_params_of_the_recorded_vehicle(tmp_path):
