@@ -47,9 +47,10 @@ def _step(obj: Any, name: str, index: int | None, path: str) -> Any:
                              f"(fields: {', '.join(names)})")
     value = getattr(obj, name)
     if index is not None:
-        if isinstance(value, np.ndarray):  # a per-wheel array: set as a whole
-            raise ParamPathError(f"param path {path!r}: {name} is per wheel and takes no [i]: a value "
-                                 f"applies to every wheel (--set also takes one per wheel: {name}=A,B,…)")
+        if isinstance(value, np.ndarray):  # a per-wheel array or a vector: set as a whole
+            raise ParamPathError(f"param path {path!r}: {name} is an array ({value.size} numbers) and "
+                                 "takes no [i]: one value sets all of them (--set also takes one each: "
+                                 f"{name}=A,B,…)")
         if not isinstance(value, tuple) or not 0 <= index < len(value):
             size = len(value) if isinstance(value, tuple) else "no"
             raise ParamPathError(f"param path {path!r}: {name} has {size} entries to index with [{index}]")

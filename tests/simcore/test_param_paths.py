@@ -70,7 +70,7 @@ def test_parse_setting():
 
 
 def test_a_per_wheel_field_takes_no_index(sedan):
-    with pytest.raises(ParamPathError, match=r"radius is per wheel and takes no \[i\]"):
+    with pytest.raises(ParamPathError, match=r"radius is an array \(4 numbers\) and takes no \[i\]"):
         with_param(sedan, "wheel.radius[0]", 0.3)
 
 
