@@ -22,6 +22,23 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """``value`` for a one-line message: an integer too long to read as the count of its digits
+    (TOML and JSON integers are unbounded), lists and tables element by element, the whole cut
+    to about ``limit`` characters (a config value can be a whole table)."""
+    def text(v: object) -> str:
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**20:
+            return f"an integer of about {int(v.bit_length() * 0.30103) + 1} digits"
+        if isinstance(v, list):
+            return "[" + ", ".join(text(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k!r}: {text(x)}" for k, x in v.items()) + "}"
+        return repr(v)
+
+    out = text(value)
+    return out if len(out) <= limit else out[:limit - 1] + "…"
+
+
 def on_terminal(stream: TextIO | None = None) -> bool:
     """True when ``stream`` (default stderr) is a terminal: where a progress bar redrawn in place
     belongs. A CI log or a pipe would keep every redraw, so the commands draw none there."""

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
+from pvdkit.terminal import shown
 from pvdkit.types import PvdError
 
 __all__ = ["Tolerance", "ToleranceConfig", "ToleranceRule"]
@@ -139,7 +140,7 @@ class ToleranceConfig:
         """Build from parsed TOML (the layout of the module docstring)."""
         unknown = sorted(set(data) - _TOP_KEYS)
         if unknown:
-            raise PvdError(f"{source}: unknown key {_shown(unknown[0])} (expected one of: "
+            raise PvdError(f"{source}: unknown key {shown(unknown[0])} (expected one of: "
                            f"{', '.join(sorted(_TOP_KEYS))}; per-attribute rules go under [attributes])")
         default = Tolerance(
             atol=_number(data, "atol", 0.0, source), rtol=_number(data, "rtol", 0.0, source),
@@ -148,24 +149,24 @@ class ToleranceConfig:
         rules: list[ToleranceRule] = []
         ignore = data.get("ignore", [])
         if not isinstance(ignore, list) or not all(isinstance(g, str) for g in ignore):
-            raise PvdError(f"{source}: ignore must be a list of glob strings, got {_shown(ignore)}")
+            raise PvdError(f"{source}: ignore must be a list of glob strings, got {shown(ignore)}")
         rules += [ToleranceRule(g, ignore=True) for g in ignore]
         unmatched = data.get("ignore_unmatched", [])
         if not isinstance(unmatched, list) or not all(isinstance(g, str) for g in unmatched):
             raise PvdError(f"{source}: ignore_unmatched must be a list of class glob strings, "
-                           f"got {_shown(unmatched)}")
+                           f"got {shown(unmatched)}")
         schema = _flag(data, "schema", True, source)
         attrs = data.get("attributes", {})
         if not isinstance(attrs, Mapping):
             raise PvdError(f"{source}: [attributes] must be a table of \"glob\" = {{ rtol = … }}")
         for pattern, spec in attrs.items():
-            where = f"{source}: attributes.{_shown(pattern)}"
+            where = f"{source}: attributes.{shown(pattern)}"
             if not isinstance(spec, Mapping):
                 raise PvdError(f"{where}: expected an inline table such as {{ rtol = 1e-3 }}, "
-                               f"got {_shown(spec)}")
+                               f"got {shown(spec)}")
             bad = sorted(set(spec) - _RULE_KEYS)
             if bad:
-                raise PvdError(f"{where}: unknown key {_shown(bad[0])} "
+                raise PvdError(f"{where}: unknown key {shown(bad[0])} "
                                f"(expected: {', '.join(sorted(_RULE_KEYS))})")
             rule = ToleranceRule(
                 pattern,
@@ -245,18 +246,11 @@ def _number(d: Mapping[str, Any], key: str, default: float | None, where: str) -
         return default
     v = d[key]
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise PvdError(f"{where}: {key} must be a number, got {_shown(v)}")
+        raise PvdError(f"{where}: {key} must be a number, got {shown(v)}")
     try:
         return float(v)
     except OverflowError:  # TOML integers are unbounded
-        raise PvdError(f"{where}: {key} must be a finite number, got an integer of about "
-                       f"{int(v.bit_length() * math.log10(2)) + 1} digits") from None
-
-
-def _shown(v: Any) -> str:
-    """``repr(v)``, cut for a one-line message (a TOML value can be a whole table)."""
-    text = repr(v)
-    return text if len(text) <= 80 else text[:77] + "…"
+        raise PvdError(f"{where}: {key} must be a finite number, got {shown(v)}") from None
 
 
 def _flag(d: Mapping[str, Any], key: str, default: bool | None, where: str) -> bool | None:
@@ -264,6 +258,6 @@ def _flag(d: Mapping[str, Any], key: str, default: bool | None, where: str) -> b
         return default
     v = d[key]
     if not isinstance(v, bool):
-        raise PvdError(f"{where}: {key} must be true or false, got {_shown(v)}")
+        raise PvdError(f"{where}: {key} must be true or false, got {shown(v)}")
     return v
 

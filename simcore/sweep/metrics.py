@@ -576,7 +576,7 @@ def check_options(name: str, fn: Callable[..., float], options: dict[str, Any]) 
     the built-in metrics, whatever their default: a finite one), true / false where it is a bool,
     text where it is text. Another option without a default (or a default of None) takes any
     value."""
-    from simcore.sweep.spec import shown
+    from pvdkit.terminal import shown
 
     try:
         signature = inspect.signature(fn)

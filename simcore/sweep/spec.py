@@ -18,7 +18,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import sys
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from pvdkit.terminal import shown
 from pvdkit.types import PvdError
 from simcore.limits import is_finite_number
 
@@ -379,21 +379,6 @@ def _base_params(vehicle: str, fail: Any) -> Any:
 def _number(value: Any) -> bool:
     """A real number a float can hold (:func:`simcore.limits.is_finite_number`)."""
     return is_finite_number(value)
-
-
-def shown(value: Any) -> str:
-    """``value`` for a message: a long integer as its number of digits, not the digits."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
-        try:
-            digits = str(len(str(abs(value))))
-        except ValueError:  # longer than Python converts to text
-            digits = f"more than {sys.get_int_max_str_digits()}"
-        return f"an integer of {digits} digits"
-    if isinstance(value, list):
-        return "[" + ", ".join(shown(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k!r}: {shown(v)}" for k, v in value.items()) + "}"
-    return repr(value)
 
 
 def _count(n: int) -> str:

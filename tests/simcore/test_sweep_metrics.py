@@ -260,7 +260,7 @@ def _user_metric(rec, level: float = 1.0, absolute: bool = False, label: str = "
         ("time_to_speed", M.time_to_speed, {"speed": "fast"}, "speed must be a finite number, got 'fast'"),
         ("time_to_speed", M.time_to_speed, {"speed": True}, "option speed must be a finite number, got True"),
         ("time_to_speed", M.time_to_speed, {"speed": math.inf}, "option speed must be a finite number"),
-        ("time_to_speed", M.time_to_speed, {"speed": 10**400}, "got an integer of 401 digits"),
+        ("time_to_speed", M.time_to_speed, {"speed": 10**400}, "got an integer of about 401 digits"),
         # A built-in option whose default is None is a number all the same.
         ("stopping_distance", M.stopping_distance, {"start": "now"}, "option start must be a finite number"),
         ("mine", _user_metric, {"level": [1]}, "option level must be a finite number, got [1]"),
