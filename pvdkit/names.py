@@ -563,6 +563,20 @@ class Wheel:
         """This wheel's objects (of class ``cls`` or derived, when given), in object order."""
         return self.vehicle.names.members(self.vehicle.info, self.index, cls)
 
+    def part(self, class_name: str) -> Object | None:
+        """This wheel's first object of a class (exactly, else derived from it); None if it has
+        none — also when the recording never registered that class."""
+        objs = self.vehicle.info.wheel_parts[self.index]
+        exact = next((o for o in objs if o.cls is not None and o.cls.name == class_name), None)
+        return exact or next((o for o in objs if o.cls is not None and o.cls.is_a(class_name)), None)
+
+    @property
+    def side(self) -> str:
+        """Where the wheel sits: ``front-left``, ``rear-right`` … (``left`` where all wheels share
+        one axle; ``""`` when the recording does not tell): :mod:`pvdkit.wheels`. Which wheel is
+        "wheel 3" depends on the vehicle description, so this is how to find the rear-left one."""
+        return self.vehicle.sides[self.index]
+
     def object(self, cls: Class | str) -> Object:
         """This wheel's one object of class ``cls``; :class:`PvdError` when it has none or several."""
         return _one(self.objects(cls), cls, self.path)
@@ -579,6 +593,7 @@ class Vehicle:
     info: VehicleInfo
     names: ObjectNames = field(repr=False)
     wheels: list[Wheel] = field(default_factory=list, repr=False)
+    _sides: list[str] | None = field(default=None, repr=False)
 
     #: The class of :attr:`wheels` that :meth:`of` builds.
     wheel_type: ClassVar[type[Wheel]] = Wheel
@@ -630,6 +645,29 @@ class Vehicle:
         """The vehicle-level object of class ``cls`` (``EngineState``); :class:`PvdError` when
         it has none or several outside its wheels."""
         return _one(self.objects(cls, wheels=False), cls, self.name)
+
+    @property
+    def sides(self) -> list[str]:
+        """Each wheel's :attr:`Wheel.side`, worked out once (on first use: the names layer itself
+        does not read positions)."""
+        if self._sides is None:
+            from pvdkit import wheels as w
+
+            rec = self.names.recording
+            positions = [w.wheel_position(rec, wheel.part) for wheel in self.wheels]
+            parts = [wheel.part for wheel in self.wheels]
+            axes = w.recorded_axes(rec) or w.body_axes(rec, parts, positions)
+            self._sides = w.wheel_sides(positions, axes)
+        return self._sides
+
+    def wheel(self, side: str) -> Wheel:
+        """The wheel at ``side`` (``"rear-left"``); :class:`PvdError` listing the sides otherwise."""
+        found = [wh for wh in self.wheels if wh.side == side]
+        if len(found) != 1:
+            listed = ", ".join(f"wheel {wh.index}: {wh.side or '?'}" for wh in self.wheels)
+            how_many = "no" if not found else "more than one"
+            raise PvdError(f"{self.name}: {how_many} wheel at {side!r} ({listed})")
+        return found[0]
 
 
 def _one(found: list[Object], cls: Class | str, where: str) -> Object:

@@ -318,3 +318,22 @@ def test_frames_and_seconds_are_checked_and_convertible(dev):
 def test_an_object_alive_to_the_end_says_so(simcore_files):
     with Recording.open(simcore_files["pure"]) as rec:
         assert repr(rec.objects_of_class("RigidBodyParams")[0]).endswith("frames 0..end>")
+
+
+def test_wheels_know_their_side(dev, simcore_files):
+    """Which wheel is "wheel 3" depends on the vehicle description: PhysX's samples list
+    front-left first, simcore's sedan front-right (a user had to read the viewer's source to
+    find the rear-left wheel). Wheel.side and Vehicle.wheel(side) say it, from the recording."""
+    for v in dev.vehicles:
+        assert [w.side for w in v.wheels] == ["front-left", "front-right", "rear-left", "rear-right"], v.name
+    tank = next(v for v in dev.vehicles if v.name == "/World/Tank")
+    assert tank.wheel("rear-left").index == 2
+    with Recording.open(simcore_files["pure"]) as rec:
+        (sedan,) = rec.vehicles
+        assert [w.side for w in sedan.wheels] == ["front-right", "front-left", "rear-right", "rear-left"]
+        rear_left = sedan.wheel("rear-left")
+        assert rear_left.path == "sedan/wheel 3"
+        df = rec.dataframe("TireSlipState.lngSlip", object=rear_left)
+        assert set(df["wheel"]) == {3}
+        with pytest.raises(PvdError, match=r"sedan: no wheel at 'middle' \(wheel 0: front-right, "):
+            sedan.wheel("middle")

@@ -1,4 +1,5 @@
-"""Small 3-D helpers for poses as OmniPVD recordings store them, and frame-agnostic axes.
+"""Small 3-D helpers for poses as OmniPVD recordings store them, and frame-agnostic axes
+(:class:`Axis` and :class:`BodyAxes` live in :mod:`pvdkit.wheels`, which labels wheels with them).
 
 Quaternions are ``(x, y, z, w)`` (PhysX ``PxQuat`` order). Nothing here assumes an up axis:
 recordings made by PhysX's samples are Y-up with Z forward, simcore's default is Z-up with X
@@ -11,57 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-AXIS_LETTERS = "XYZ"
+from pvdkit.wheels import AXIS_LETTERS, Axis, BodyAxes, axis_from_name, dominant_axis
 
-
-@dataclass(frozen=True)
-class Axis:
-    """A signed coordinate axis: ``index`` 0/1/2 for X/Y/Z and ``sign`` +1 or -1."""
-
-    index: int
-    sign: int = 1
-
-    def __post_init__(self) -> None:
-        if self.index not in (0, 1, 2) or self.sign not in (1, -1):
-            raise ValueError(f"bad axis ({self.index}, {self.sign}): index 0..2 and sign ±1 expected")
-
-    @property
-    def vector(self) -> np.ndarray:
-        v = np.zeros(3)
-        v[self.index] = self.sign
-        return v
-
-    def __str__(self) -> str:
-        return ("+" if self.sign > 0 else "-") + AXIS_LETTERS[self.index]
-
-
-def axis_from_name(name: object) -> Axis | None:
-    """An axis from a recorded name such as ``"ePosY"`` / ``"eNegZ"`` (PxVehicleAxes), ``"+z"``,
-    ``"y"``; None when the text names no axis."""
-    if not isinstance(name, str):
-        return None
-    t = name.strip().lower()
-    if t.startswith("e"):
-        t = t[1:]
-    sign = 1
-    if t.startswith(("pos", "+")):
-        t = t[3:] if t.startswith("pos") else t[1:]
-    elif t.startswith(("neg", "-")):
-        sign = -1
-        t = t[3:] if t.startswith("neg") else t[1:]
-    if len(t) == 1 and t in "xyz":
-        return Axis("xyz".index(t), sign)
-    return None
-
-
-def dominant_axis(vec: np.ndarray) -> Axis | None:
-    """The signed axis closest to a direction (None for a zero or non-finite vector)."""
-    v = np.asarray(vec, np.float64).reshape(-1)[:3]
-    if len(v) < 3 or not np.all(np.isfinite(v)) or not np.any(v):
-        return None
-    i = int(np.argmax(np.abs(v)))
-    return Axis(i, 1 if v[i] > 0 else -1)
-
+__all__ = ["AXIS_LETTERS", "Axis", "BodyAxes", "GroundPlane", "axis_from_name", "dominant_axis",
+           "normalized_quats", "quat_multiply", "quat_rotate"]
 
 def normalized_quats(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unit quaternions ``(..., 4)`` and a mask of the valid ones (a zero or non-finite
@@ -130,14 +84,3 @@ class GroundPlane:
     def height(self, points: np.ndarray) -> np.ndarray:
         """Height of world points above the origin along ``up``."""
         return np.asarray(points, np.float64)[..., self.up.index] * self.up.sign
-
-
-@dataclass(frozen=True)
-class BodyAxes:
-    """A vehicle's own frame: forward (``lng``), left (``lat``) and up (``vrt``) axes in the
-    rigid-body frame, with where they came from."""
-
-    lng: Axis
-    lat: Axis
-    vrt: Axis
-    source: str

@@ -19,10 +19,18 @@ from functools import cached_property
 import numpy as np
 
 from pvdkit import names as pvd_names
+from pvdkit import wheels
 from pvdkit.names import names_of
-from pvdkit.recording import ListSeries, Object, Recording
+from pvdkit.recording import Object, Recording
+from pvdkit.wheels import (
+    WHEEL_POSITION_SOURCES,
+    BodyAxes,
+    body_axes,
+    recorded_axes,
+    wheel_position,
+    wheel_sides,
+)
 from viewer.model.bulk import prefetched, series_of
-from viewer.model.geometry import Axis, BodyAxes, axis_from_name, dominant_axis
 
 
 def _by_class(objs: Iterable[Object]) -> dict[str, list[Object]]:
@@ -59,12 +67,9 @@ class Wheel(pvd_names.Wheel):
 
     @cached_property
     def parts(self) -> dict[str, list[Object]]:
-        """This wheel's objects by class name (its list members included), in object order."""
+        """This wheel's objects by class name (its list members included), in object order: the
+        object tree's grouping (one object of a class: :meth:`pvdkit.names.Wheel.part`)."""
         return _by_class(self.vehicle.info.wheel_parts[self.index])
-
-    def part(self, class_name: str) -> Object | None:
-        """This wheel's object of a class (or of a class derived from it); None if it has none."""
-        return _part(self.parts, class_name)
 
 
 @dataclass(eq=False, repr=False)
@@ -116,14 +121,18 @@ def find_vehicles(rec: Recording) -> list[Vehicle]:
     wheel labels and positions."""
     names = names_of(rec)
     vehicles = [Vehicle.of(info, names) for info in names.vehicles]
-    recorded = recorded_axes(rec)  # one frame description for the whole scene
+    recorded = recorded_axes(rec, series_of)  # one frame description for the whole scene
     wheel_sources = [(w.part(c), a) for v in vehicles for w in v.wheels for c, a in WHEEL_POSITION_SOURCES]
     if recorded is None:
         wheel_sources += [(w.part("SuspensionParams"), "suspDir") for v in vehicles for w in v.wheels]
-    with prefetched(rec, wheel_sources):
+    with prefetched(rec, wheel_sources):  # one bulk read for every wheel of a fleet
         for v in vehicles:
-            v.axes = recorded or body_axes(rec, v, recorded=None)
-            _label_wheels(rec, v)
+            for w in v.wheels:
+                w.position = wheel_position(rec, w.part, series_of)
+            positions = [w.position for w in v.wheels]
+            v.axes = recorded or body_axes(rec, [w.part for w in v.wheels], positions, series_of)
+            v._sides = wheel_sides(positions, v.axes)  # pvdkit's Wheel.side, worked out once
+            _label_wheels(v, v._sides)
     return vehicles
 
 
@@ -141,110 +150,19 @@ def vehicle_of(vehicles: list[Vehicle], obj: Object | None) -> tuple[Vehicle | N
     return v, (v.wheels[k] if k is not None else None)
 
 
-# ---------------------------------------------------------------------------------------------
-# Wheel geometry and labels
-# ---------------------------------------------------------------------------------------------
-
-#: Where a wheel's centre in the rigid-body frame is recorded: (class, attribute), in order.
-WHEEL_POSITION_SOURCES = (("WheelLocalPoseState", "posInRbodyFrame"),
-                          ("SuspensionParams", "suspAttachmentPos"))
-
-
 def first_value(rec: Recording, obj: Object | None, attribute: str) -> object:
-    """The first recorded value of an attribute (None if the class lacks it or it was never set)."""
-    if obj is None or obj.cls is None or attribute not in obj.cls.paths:
-        return None
-    s = series_of(rec, obj, attribute)
-    if not len(s) or isinstance(s, ListSeries):
-        return None
-    return s.at(int(s.frames[-1])) if len(s) == 1 else s.at(int(s.frames[0]))
+    """:func:`pvdkit.wheels.first_value` through the viewer's prefetched series."""
+    return wheels.first_value(rec, obj, attribute, series_of)
 
 
-def _wheel_position(rec: Recording, w: Wheel) -> np.ndarray | None:
-    for cls_name, attr in WHEEL_POSITION_SOURCES:
-        o = w.part(cls_name)
-        if o is None or o.cls is None or attr not in o.cls.paths:
-            continue
-        s = series_of(rec, o, attr)
-        vals = s.values if not isinstance(s, ListSeries) else None
-        if isinstance(vals, np.ndarray) and vals.ndim == 2 and vals.shape[1] >= 3:
-            # The last sample: the first may be a zero placeholder written before the first step.
-            p = vals[-1, :3].astype(np.float64)
-            if np.all(np.isfinite(p)) and np.any(p):
-                return p
-    return None
+# ---------------------------------------------------------------------------------------------
+# Wheel labels
+# ---------------------------------------------------------------------------------------------
 
 
-def recorded_axes(rec: Recording) -> BodyAxes | None:
-    """The vehicle frame a recording describes (simcore's ``SimulationContext``
-    ``lngAxis``/``latAxis``/``vrtAxis``); None when it describes none."""
-    for cname in ("SimulationContext", "VehicleSimulationContext"):
-        if cname in rec.classes:
-            for ctx in rec.objects_of_class(cname):
-                axes = [axis_from_name(first_value(rec, ctx, a)) for a in ("lngAxis", "latAxis", "vrtAxis")]
-                if all(a is not None for a in axes):
-                    return BodyAxes(axes[0], axes[1], axes[2], f"{cname} lngAxis/latAxis/vrtAxis")
-    return None
-
-
-_UNSET = object()
-
-
-def body_axes(rec: Recording, v: Vehicle, recorded: BodyAxes | None | object = _UNSET) -> BodyAxes | None:
-    """Forward / left / up axes of a vehicle's rigid-body frame.
-
-    From the recorded frame description when there is one (simcore's ``SimulationContext``
-    ``lngAxis``/``latAxis``/``vrtAxis``; ``recorded``: :func:`recorded_axes` when the caller
-    already has it, so a fleet does not search for it per vehicle), else derived: up is
-    opposite the suspension travel direction (``SuspensionParams.suspDir``), forward is the
-    remaining axis along which the wheel centres spread most (the wheelbase), left = up ×
-    forward. None without enough data.
-    """
-    if recorded is _UNSET:
-        recorded = recorded_axes(rec)
-    if isinstance(recorded, BodyAxes):
-        return recorded
-    positions = [w.position for w in v.wheels if w.position is not None]
-    if len(positions) < 2:
-        for w in v.wheels:
-            w.position = _wheel_position(rec, w)
-        positions = [w.position for w in v.wheels if w.position is not None]
-    up: Axis | None = None
-    for w in v.wheels:
-        d = first_value(rec, w.part("SuspensionParams"), "suspDir")
-        if d is not None:
-            up = dominant_axis(-np.asarray(d, np.float64))
-            if up is not None:
-                break
-    if up is None or len(positions) < 2:
-        return None
-    pts = np.asarray(positions)
-    others = [i for i in range(3) if i != up.index]
-    spread = [float(np.ptp(pts[:, i])) for i in others]
-    lng = Axis(others[int(np.argmax(spread))], 1)
-    left = np.cross(up.vector, lng.vector)
-    lat = dominant_axis(left)
-    assert lat is not None
-    return BodyAxes(lng, lat, up, "derived from suspension direction and wheel positions")
-
-
-def _label_wheels(rec: Recording, v: Vehicle) -> None:
-    """Label wheels "wheel i", plus front/rear and left/right where positions tell them apart."""
-    for w in v.wheels:
-        if w.position is None:
-            w.position = _wheel_position(rec, w)
-    pts = [w.position for w in v.wheels]
-    sides: list[str] = [""] * len(v.wheels)
-    if v.axes is not None and pts and all(p is not None for p in pts):
-        arr = np.asarray(pts)
-        lng = arr @ v.axes.lng.vector
-        lat = arr @ v.axes.lat.vector
-        c_lng, c_lat = lng.mean(), lat.mean()
-        tol = 1e-3 * max(float(np.ptp(lng)), float(np.ptp(lat)), 1e-9)
-        for i in range(len(v.wheels)):
-            fr = "front" if lng[i] > c_lng + tol else "rear" if lng[i] < c_lng - tol else ""
-            lr = "left" if lat[i] > c_lat + tol else "right" if lat[i] < c_lat - tol else ""
-            sides[i] = "-".join(s for s in (fr, lr) if s)
+def _label_wheels(v: Vehicle, sides: list[str]) -> None:
+    """Label wheels "wheel i", plus their side (:func:`pvdkit.wheels.wheel_sides`), else the last
+    part of their attachment's name."""
     for w, side in zip(v.wheels, sides, strict=True):
         extra = side
         if not extra and w.root.name and "/" in w.root.name:
