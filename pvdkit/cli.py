@@ -626,9 +626,9 @@ def _series_configure(p: argparse.ArgumentParser) -> None:
         "--object",
         metavar="OBJECT",
         help="only this object, or the objects of this vehicle or wheel: a name or path as series prints "
-        "them (a vehicle: /World/Basic or sedan; a wheel: '/World/Basic/wheel 1'; an object: "
-        "'/World/Basic/wheel 1/TireForce'), a `pvdkit diff` label, or a handle (72 or 0x48); a name several "
-        "objects share is an error that lists their paths",
+        "them (a vehicle: /World/Basic or sedan; a wheel: '/World/Basic/wheel 1' or by its side, "
+        "sedan/rear-left; an object: '/World/Basic/wheel 1/TireForce'), a `pvdkit diff` label, or a handle "
+        "(72 or 0x48); a name several objects share is an error that lists their paths",
     )
     p.add_argument("--csv", action="store_true", help="comma-separated values with a header row")
 

@@ -470,6 +470,9 @@ class ObjectNames:
         cands = [o for o in rec.objects if paths[o.index] == text]
         cands = cands or [o for o in rec.objects if labels[o.index] == text]
         cands = cands or [o for o in rec.objects if o.name == text]
+        if not cands and "/" in text:  # a wheel by its side: sedan/rear-left[/TireForce]
+            by_side = self._side_path(text)
+            cands = [o for o in rec.objects if paths[o.index] == by_side] if by_side else []
         if not cands:
             try:
                 handle = int(text, 0)
@@ -481,6 +484,19 @@ class ObjectNames:
                 except PvdError:
                     cands = []
         return cands, paths
+
+    def _side_path(self, text: str) -> str | None:
+        """``text`` with a wheel's side after its vehicle's name (``sedan/rear-left/TireForce``)
+        as the wheel's path (``sedan/wheel 3/TireForce``); None when it names no side.
+        :class:`PvdError` when the vehicle has no wheel, or several, at that side."""
+        for v in vehicles(self.recording):
+            rest = text.removeprefix(f"{v.name}/")
+            if rest == text:
+                continue
+            side, sep, tail = rest.partition("/")
+            if side in SIDES:
+                return v.wheel(side).path + sep + tail
+        return None
 
     def _no_object(self, text: str) -> PvdError:
         return PvdError(f"{self.recording.source_name}: no object {text!r} (give a path or name as "
@@ -668,6 +684,11 @@ class Vehicle:
             how_many = "no" if not found else "more than one"
             raise PvdError(f"{self.name}: {how_many} wheel at {side!r} ({listed})")
         return found[0]
+
+
+#: The sides a wheel can have (:attr:`Wheel.side`), as ``--object VEHICLE/SIDE`` takes them.
+SIDES = frozenset(f"{a}-{b}" for a in ("front", "rear") for b in ("left", "right")) | {
+    "front", "rear", "left", "right"}
 
 
 def _one(found: list[Object], cls: Class | str, where: str) -> Object:

@@ -337,3 +337,9 @@ def test_wheels_know_their_side(dev, simcore_files):
         assert set(df["wheel"]) == {3}
         with pytest.raises(PvdError, match=r"sedan: no wheel at 'middle' \(wheel 0: front-right, "):
             sedan.wheel("middle")
+        # --object and object= take a wheel by its side, as the viewer shows it
+        by_side = rec.dataframe("TireSlipState.lngSlip", object="sedan/rear-left")
+        assert set(by_side["object"]) == {"sedan/wheel 3/TireSlipState"}
+        assert rec.find_object("sedan/rear-left/TireSlipState") is rear_left.object("TireSlipState")
+        with pytest.raises(PvdError, match=r"sedan: no wheel at 'front' \(wheel 0: front-right"):
+            rec.dataframe("TireSlipState.lngSlip", object="sedan/front")
