@@ -159,15 +159,17 @@ def test_a_clean_end_is_complete_and_equal_to_the_file(tmp_path, stream):
 
 
 def test_a_silent_peer_does_not_hold_the_one_connection_the_viewer_takes(tmp_path, stream, monkeypatch):
-    """The viewer takes one connection: a peer that connected and said nothing (a port probe)
-    held it, so PhysX could not connect (as pvdkit listen's fuzzing find). A silent peer is
-    dropped after FIRST_BYTES_SECONDS and the next connection is recorded."""
+    """The viewer takes one connection: a peer that connected and said nothing, or a few bytes
+    and then nothing, held it, so PhysX could not connect (as pvdkit listen's fuzzing finds). A
+    peer without PhysX's preamble and header is dropped after FIRST_BYTES_SECONDS and the next
+    connection is recorded."""
     import viewer.model.live as live
 
     monkeypatch.setattr(live, "FIRST_BYTES_SECONDS", 0.5)
     out = tmp_path / "live.ovd"
     ws, feed = _live(tmp_path, out.name)
-    with socket.create_connection(("127.0.0.1", feed.port)):  # connects, says nothing
+    with socket.create_connection(("127.0.0.1", feed.port)) as probe:  # half a preamble, then nothing
+        probe.sendall(PREAMBLE[:4])
         time.sleep(0.1)
         _sender(feed.port, stream, seed=9, max_piece=20000, rate=20e6)  # queued behind it
         _poll_until_done(ws, feed)

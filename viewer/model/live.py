@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pvdkit.h5.stream import FLUSH_INTERVAL
 from pvdkit.index.stream import Chunk, StreamParser
 from pvdkit.listen import FIRST_BYTES_SECONDS, listen_socket, parse_address, receive
-from pvdkit.live import LiveRecorder, LiveSummary, output_format, warm_up
+from pvdkit.live import PREAMBLE, PREAMBLE_SIZE, LiveRecorder, LiveSummary, output_format, warm_up
 from pvdkit.outputs import check_output
+from pvdkit.ovd.layout import HEADER_SIZE
 from pvdkit.recording import LiveRecording, Recording
 from pvdkit.types import PvdError
 from viewer.model.session import file_stamp
@@ -306,19 +307,27 @@ class TcpFeed(LiveFeed):
             self._finish("lost", s.damage if s.complete else s.reason)
 
     def _speaks(self, conn: socket.socket) -> bool:
-        """True once ``conn`` has bytes to read (left unread), False when it stays silent for
-        :data:`pvdkit.listen.FIRST_BYTES_SECONDS` (a port probe would otherwise hold the one
-        connection the viewer takes, and PhysX could not connect) or closes first."""
+        """True once ``conn`` has sent PhysX's preamble and stream header, or bytes that are not
+        PhysX's (left unread: the recorder reports them); False when it does neither within
+        :data:`pvdkit.listen.FIRST_BYTES_SECONDS` (a port probe, or a few bytes and then
+        silence, would otherwise hold the one connection the viewer takes, and PhysX could not
+        connect) or closes first."""
+        want = PREAMBLE_SIZE + HEADER_SIZE
         conn.settimeout(POLL_SECONDS)
         end = time.monotonic() + FIRST_BYTES_SECONDS
         while time.monotonic() < end:
             self._check_stop()
             try:
-                return bool(conn.recv(1, socket.MSG_PEEK))
+                got = conn.recv(want, socket.MSG_PEEK)
             except TimeoutError:
                 continue
             except OSError:
                 return False
+            if not got:  # closed
+                return False
+            if len(got) >= want or not PREAMBLE.startswith(got[:PREAMBLE_SIZE]):
+                return True  # whole, or not PhysX: the recorder says which, as for any connection
+            time.sleep(POLL_SECONDS / 5)  # a peek returns at once while fewer bytes wait
         return False
 
     def save_as(self, path: str) -> str:
