@@ -5,6 +5,7 @@ time axis, three recordings compared at once, and plot layouts saved, loaded and
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -57,7 +58,14 @@ def window(qtbot, tmp_path):
         made.append(win)
         return win
 
-    return make
+    yield make
+    # As in test_widgets: this test's windows are destroyed now, not during the next test's loads.
+    for win in made:
+        win.wait_for_loaders()
+        win.close()
+    made.clear()
+    gc.collect()
+    QApplication.processEvents()
 
 
 # ------------------------------------------------------------------ 1. the start view

@@ -3,6 +3,7 @@ compare, drag and drop, background loading, headless screenshots."""
 
 from __future__ import annotations
 
+import gc
 import json
 
 import numpy as np
@@ -38,7 +39,17 @@ def make_window(qtbot, tmp_path):
         return win
 
     made: list[MainWindow] = []
-    return make
+    yield make
+    # Destroy this test's windows (their plots, menus and actions) now, while no loader thread
+    # runs: left to a later garbage collection, PySide deletes them during the next test, and a
+    # loader thread emitting its progress then can deadlock with that deletion (seen once in CI:
+    # ~QObject waiting for a mutex the emitting thread held while it waited for the GIL).
+    for win in made:
+        win.wait_for_loaders()
+        win.close()
+    made.clear()
+    gc.collect()
+    QApplication.processEvents()
 
 
 def _f32(x: float) -> str:
