@@ -76,3 +76,20 @@ def write_recording(path: Path, frames: int, step_ns: int, *, scale: float = 1.0
         w.stop_frame(ctx, (f + 1) * step_ns)
     w.close()
     return path
+
+
+def close_windows(made: list) -> None:
+    """Destroy a test's windows (their plots, menus and actions) at its end, after their loaders:
+    left to a later garbage collection, PySide deletes them during the next test, and a loader
+    thread emitting its progress then can deadlock with that deletion (seen once in CI: ~QObject
+    waiting for a mutex the emitting thread held while it waited for the GIL)."""
+    import gc
+
+    from PySide6.QtWidgets import QApplication
+
+    for win in made:
+        win.wait_for_loaders()
+        win.close()
+    made.clear()
+    gc.collect()
+    QApplication.processEvents()

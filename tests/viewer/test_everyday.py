@@ -5,7 +5,6 @@ time axis, three recordings compared at once, and plot layouts saved, loaded and
 
 from __future__ import annotations
 
-import gc
 import json
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from pvdkit.types import PvdError
-from tests.viewer.conftest import DATA, FIXTURE, write_recording
+from tests.viewer.conftest import DATA, FIXTURE, close_windows, write_recording
 from viewer.model.compare import ComparisonSet
 from viewer.model.downsample import zoh_values
 from viewer.model.layout import Layout
@@ -59,13 +58,7 @@ def window(qtbot, tmp_path):
         return win
 
     yield make
-    # As in test_widgets: this test's windows are destroyed now, not during the next test's loads.
-    for win in made:
-        win.wait_for_loaders()
-        win.close()
-    made.clear()
-    gc.collect()
-    QApplication.processEvents()
+    close_windows(made)
 
 
 # ------------------------------------------------------------------ 1. the start view

@@ -3,7 +3,6 @@ compare, drag and drop, background loading, headless screenshots."""
 
 from __future__ import annotations
 
-import gc
 import json
 
 import numpy as np
@@ -13,7 +12,7 @@ from PySide6.QtGui import QDropEvent, QImage
 from PySide6.QtWidgets import QApplication
 
 from pvdkit.types import PvdError
-from tests.viewer.conftest import FIXTURE, WHEEL_NAMES, write_recording
+from tests.viewer.conftest import FIXTURE, WHEEL_NAMES, close_windows, write_recording
 from viewer.model.properties import format_number
 from viewer.widgets import theme
 from viewer.widgets.main_window import MainWindow
@@ -40,16 +39,7 @@ def make_window(qtbot, tmp_path):
 
     made: list[MainWindow] = []
     yield make
-    # Destroy this test's windows (their plots, menus and actions) now, while no loader thread
-    # runs: left to a later garbage collection, PySide deletes them during the next test, and a
-    # loader thread emitting its progress then can deadlock with that deletion (seen once in CI:
-    # ~QObject waiting for a mutex the emitting thread held while it waited for the GIL).
-    for win in made:
-        win.wait_for_loaders()
-        win.close()
-    made.clear()
-    gc.collect()
-    QApplication.processEvents()
+    close_windows(made)
 
 
 def _f32(x: float) -> str:
