@@ -452,6 +452,7 @@ class MainWindow(QMainWindow):
         while self._loaders:
             for ld in list(self._loaders):
                 ld.wait(50)
+                ld.deliver()
             QApplication.processEvents()
 
     # ------------------------------------------------------------------ live recordings
