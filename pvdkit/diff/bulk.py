@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pvdkit.diff.distance import distances
 from pvdkit.diff.identity import sorted_unique
 from pvdkit.diff.result import DIFFERENT, EQUAL, SeriesDiff
 from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET, SampleBlocks, _ranges
@@ -34,8 +35,37 @@ from pvdkit.recording import Recording, Samples, _decode_kind, _typed
 
 if TYPE_CHECKING:
     from pvdkit.diff.engine import Comparison
+    from pvdkit.diff.tolerance import Tolerance
 
 __all__ = ["compare_pairs"]
+
+@dataclass
+class _Tolerances:
+    """Each entry's tolerance, as columns (:class:`~pvdkit.diff.tolerance.Tolerance` fields)."""
+
+    atol: np.ndarray
+    rtol: np.ndarray
+    nan_eq: np.ndarray
+    period: np.ndarray
+    quaternion: np.ndarray
+
+    @classmethod
+    def of(cls, distinct: list[Tolerance], which: np.ndarray) -> _Tolerances:
+        """The columns of ``distinct[which[e]]`` for each entry ``e``."""
+        def column(field: str, dtype: type) -> np.ndarray:
+            return np.array([getattr(t, field) for t in distinct], dtype).reshape(-1)[which]
+        return cls(column("atol", np.float64), column("rtol", np.float64), column("nan_equal", bool),
+                   column("period", np.float64), column("quaternion", bool))
+
+    def __getitem__(self, idx: np.ndarray) -> _Tolerances:
+        return _Tolerances(self.atol[idx], self.rtol[idx], self.nan_eq[idx], self.period[idx],
+                           self.quaternion[idx])
+
+    @property
+    def plain(self) -> np.ndarray:
+        """Entries compared as plain numbers (no period, no quaternion)."""
+        return (self.period == 0) & ~self.quaternion
+
 
 #: Kinds compared here (numbers, enum/flags words, object references).
 _BULK_KINDS = ("float", "int", "enum", "flags", "reference")
@@ -235,9 +265,7 @@ def compare_pairs(cmp: Comparison, pairs: list[tuple[int, int]]) -> tuple[list[l
     keep = ~ign
     e_pair, e_x, e_y, e_key, inv = e_pair[keep], e_x[keep], e_y[keep], e_key[keep], inv[keep]
     n_e = len(e_pair)
-    atol = np.array([t.atol for t in tol_of], np.float64)[inv] if n_e else np.zeros(0)
-    rtol = np.array([t.rtol for t in tol_of], np.float64)[inv] if n_e else np.zeros(0)
-    nan_eq = np.array([t.nan_equal for t in tol_of], bool)[inv] if n_e else np.zeros(0, bool)
+    tols = _Tolerances.of(tol_of, inv)
 
     found = _Found(np.zeros(n_e, bool), np.zeros(n_e, np.int64), np.zeros(n_e, np.int64),
                    np.zeros(n_e, np.int64), np.full(n_e, np.nan), np.full(n_e, np.nan),
@@ -246,7 +274,7 @@ def compare_pairs(cmp: Comparison, pairs: list[tuple[int, int]]) -> tuple[list[l
     kinds: dict[int, str] = {}
     shared = _SharedLayout.of(sa.blocks, sb.blocks) if cmp.fmap_b is None else None
     for g in _groups(cmp, sa, sb, e_x, e_y, e_key):
-        _compare_group(cmp, g, sa, sb, e_x, e_y, atol, rtol, nan_eq, found, texts, shared)
+        _compare_group(cmp, g, sa, sb, e_x, e_y, tols, found, texts, shared)
         for e in g.entries.tolist():
             kinds[e] = g.kind
     for e in _equal_lists(cmp, sa, sb, e_x, e_y, e_key, found).tolist():
@@ -624,8 +652,8 @@ def _take_rows(raw: np.ndarray, rows: np.ndarray, dtype: np.dtype, width: int) -
 
 
 def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.ndarray, e_y: np.ndarray,
-                   atol: np.ndarray, rtol: np.ndarray, nan_eq: np.ndarray, found: _Found,
-                   texts: dict[int, tuple[str, str]], shared: _SharedLayout | None = None) -> None:
+                   tols: _Tolerances, found: _Found, texts: dict[int, tuple[str, str]],
+                   shared: _SharedLayout | None = None) -> None:
     """Compare the series pairs of one group; results into ``found`` and ``texts``."""
     ent = g.entries
     if len(ent) > 1:
@@ -633,8 +661,8 @@ def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.nda
         if int(rows[-1]) > 2 * _BATCH_ROWS:
             cuts = np.searchsorted(rows, np.arange(_BATCH_ROWS, int(rows[-1]), _BATCH_ROWS), side="right")
             for part in np.split(ent, sorted_unique(cuts[(cuts > 0) & (cuts < len(ent))])):
-                _compare_group(cmp, replace(g, entries=part), sa, sb, e_x, e_y, atol, rtol, nan_eq, found,
-                               texts, shared)
+                _compare_group(cmp, replace(g, entries=part), sa, sb, e_x, e_y, tols, found, texts,
+                               shared)
             return
     xs, ys = e_x[ent], e_y[ent]
     n = len(ent)
@@ -645,7 +673,7 @@ def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.nda
     plain = cmp.fmap_b is None and g.kind != "reference" and lo is None and hi is None
     if plain and shared is not None and g.block_a == g.block_b and np.array_equal(xs, ys):
         # Stored at the same rows: byte-identical series are found in place, without a gather.
-        same, cnt = shared.same_series(g, xs, nan_eq[ent])
+        same, cnt = shared.same_series(g, xs, tols.nan_eq[ent])
         _record_same(found, ent[same], cnt[same], numeric)
         rest = np.flatnonzero(~same)
         if not len(rest):
@@ -657,8 +685,8 @@ def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.nda
             va, vb = _typed_rows(sa.blocks, g, rows), _typed_rows(sb.blocks, g, rows)
             f = sa.blocks.frames[g.block_a][rows]
             seg = np.repeat(np.arange(len(lined)), sa.blocks.count[xs[lined]])
-            if _compare_lined_up(cmp, g, ent[lined], xs[lined], ys[lined], f, seg, va, vb, atol, rtol, nan_eq,
-                                 found, texts, sa, sb):
+            if _compare_lined_up(cmp, g, ent[lined], xs[lined], ys[lined], f, seg, va, vb, tols, found,
+                                 texts, sa, sb):
                 rest = rest[moved]
                 if not len(rest):
                     return
@@ -689,7 +717,7 @@ def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.nda
             nan_rows = np.flatnonzero(_cols(np.logical_or, np.isnan(va)))
             has_nan = np.zeros(n, bool)
             has_nan[seg_a[nan_rows]] = True
-            same &= ~has_nan | nan_eq[ent]
+            same &= ~has_nan | tols.nan_eq[ent]
     last = None  # rows holding the value at the end of their frame (plain case)
     if same.any():
         if plain:
@@ -713,7 +741,7 @@ def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.nda
             else:
                 keep, seg_l = _rows_of(seg_a, lined, n)
             if _compare_lined_up(cmp, g, ent[lined], xs[lined], ys[lined], fa[keep], seg_l, va[keep],
-                                 vb[keep], atol, rtol, nan_eq, found, texts, sa, sb,
+                                 vb[keep], tols, found, texts, sa, sb,
                                  last[keep] if last is not None else None):
                 rest = rest[moved[rest]]
                 if not len(rest):
@@ -728,7 +756,7 @@ def _compare_group(cmp: Comparison, g: _Group, sa: _Side, sb: _Side, e_x: np.nda
     m = len(rest)
     ent_r = ent[rest]
     _compare_aligned(cmp, g, ent_r, fa, seg_a, row_a, va, fb, seg_b, row_b, vb, m, lo, hi,
-                     atol[ent_r], rtol[ent_r], nan_eq[ent_r], found, texts, xs[rest], ys[rest], sa, sb)
+                     tols[ent_r], found, texts, xs[rest], ys[rest], sa, sb)
 
 
 def _last_in_frame(f: np.ndarray, seg: np.ndarray) -> np.ndarray:
@@ -765,8 +793,8 @@ def _typed_rows(blocks: SampleBlocks, g: _Group, rows: np.ndarray) -> np.ndarray
 
 
 def _compare_lined_up(cmp: Comparison, g: _Group, ent: np.ndarray, xs: np.ndarray, ys: np.ndarray,
-                      f: np.ndarray, seg: np.ndarray, va: np.ndarray, vb: np.ndarray, atol: np.ndarray,
-                      rtol: np.ndarray, nan_eq: np.ndarray, found: _Found, texts: dict[int, tuple[str, str]],
+                      f: np.ndarray, seg: np.ndarray, va: np.ndarray, vb: np.ndarray, tols: _Tolerances,
+                      found: _Found, texts: dict[int, tuple[str, str]],
                       sa: _Side, sb: _Side, last: np.ndarray | None = None) -> bool:
     """Compare series pairs whose samples sit at the same frames on both sides (rows ``va[r]``
     and ``vb[r]`` of series ``seg[r]`` at frame ``f[r]``; no window, no frame map): the union
@@ -786,7 +814,7 @@ def _compare_lined_up(cmp: Comparison, g: _Group, ent: np.ndarray, xs: np.ndarra
     found.done[ent] = True
     found.compared[ent] = np.bincount(gseg, minlength=m)
     if g.kind in _NUMERIC:
-        row_ok = _numeric_stats(g, a, b, gseg, m, atol[ent], rtol[ent], nan_eq[ent], ent, found)
+        row_ok = _numeric_stats(g, a, b, gseg, m, tols[ent], ent, found)
     else:
         row_ok = _cols(np.logical_and, a == b)
     bad = np.flatnonzero(~row_ok)
@@ -805,8 +833,8 @@ def _compare_lined_up(cmp: Comparison, g: _Group, ent: np.ndarray, xs: np.ndarra
 
 def _compare_aligned(cmp: Comparison, g: _Group, ent: np.ndarray, fa: np.ndarray, seg_a: np.ndarray,
                      row_a: np.ndarray, va: np.ndarray, fb: np.ndarray, seg_b: np.ndarray, row_b: np.ndarray,
-                     vb: np.ndarray, m: int, lo: int | None, hi: int | None, atol: np.ndarray,
-                     rtol: np.ndarray, nan_eq: np.ndarray, found: _Found, texts: dict[int, tuple[str, str]],
+                     vb: np.ndarray, m: int, lo: int | None, hi: int | None, tols: _Tolerances,
+                     found: _Found, texts: dict[int, tuple[str, str]],
                      xs: np.ndarray, ys: np.ndarray, sa: _Side, sb: _Side) -> None:
     """Align (as :func:`pvdkit.diff.engine._align`) and compare (as ``_compare_matrix``) ``m``
     series pairs; ``row_a``/``row_b`` map their sample rows to rows of ``va``/``vb``."""
@@ -851,7 +879,7 @@ def _compare_aligned(cmp: Comparison, g: _Group, ent: np.ndarray, fa: np.ndarray
         if not numeric:
             row_ok[sel] = (a == b).all(axis=1)
         else:
-            row_ok[sel] = _numeric_stats(g, a, b, sseg, m, atol, rtol, nan_eq, ent, found)
+            row_ok[sel] = _numeric_stats(g, a, b, sseg, m, tols, ent, found)
     bad = np.flatnonzero(~row_ok)
     differing = np.bincount(gseg[bad], minlength=m)
     found.differing[ent] = differing
@@ -881,8 +909,8 @@ _BATCH_ROWS = 1 << 18
 _CHUNK_ROWS = 1 << 15
 
 
-def _numeric_stats(g: _Group, a: np.ndarray, b: np.ndarray, sseg: np.ndarray, m: int, atol: np.ndarray,
-                   rtol: np.ndarray, nan_eq: np.ndarray, ent: np.ndarray, found: _Found) -> np.ndarray:
+def _numeric_stats(g: _Group, a: np.ndarray, b: np.ndarray, sseg: np.ndarray, m: int, tols: _Tolerances,
+                   ent: np.ndarray, found: _Found) -> np.ndarray:
     """Row verdicts of numeric rows ``a``/``b`` (series ``sseg``) and each series' max errors
     (into ``found``), as ``_compare_matrix`` computes them for one series."""
     n = len(a)
@@ -891,6 +919,8 @@ def _numeric_stats(g: _Group, a: np.ndarray, b: np.ndarray, sseg: np.ndarray, m:
     row_rel = np.empty(n, np.float64)  # largest |a - b| / |b| over finite, |b| > 0
     row_inf = np.empty(n, bool)  # a finite |a - b| > 0 where b == 0
     is_float = g.kind == "float"
+    atol, rtol, nan_eq = tols.atol, tols.rtol, tols.nan_eq
+    geometric = is_float and not tols.plain.all()
     uniform = is_float and len(atol) and (atol == atol[0]).all() and (rtol == rtol[0]).all() \
         and (nan_eq == nan_eq[0]).all()
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -898,11 +928,15 @@ def _numeric_stats(g: _Group, a: np.ndarray, b: np.ndarray, sseg: np.ndarray, m:
             hi = min(lo + _CHUNK_ROWS, n)
             ca, cb = a[lo:hi], b[lo:hi]
             af, bf = ca.astype(np.float64), cb.astype(np.float64)
-            d = np.abs(af - bf)
+            if geometric:
+                cs = sseg[lo:hi]
+                d, bf = distances(af, bf, tols.period[cs], tols.quaternion[cs])
+            else:
+                d = np.abs(af - bf)
             absb = np.abs(bf)
             if not is_float:
                 ok = ca == cb
-            elif uniform and atol[0] == 0 and rtol[0] == 0 and not nan_eq[0]:
+            elif uniform and atol[0] == 0 and rtol[0] == 0 and not nan_eq[0] and not geometric:
                 ok = af == bf  # d <= 0 adds nothing: d == 0 exactly when a == b (finite)
             else:
                 cs = sseg[lo:hi]
@@ -937,8 +971,12 @@ def _numeric_stats(g: _Group, a: np.ndarray, b: np.ndarray, sseg: np.ndarray, m:
     comp = np.zeros(m, np.int64)
     rows = first[has]
     if len(rows):
-        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: not finite, skipped below
-            d = np.abs(a[rows].astype(np.float64) - b[rows].astype(np.float64))
+        ra, rb = a[rows].astype(np.float64), b[rows].astype(np.float64)
+        if geometric:
+            d, _ = distances(ra, rb, tols.period[sseg[rows]], tols.quaternion[sseg[rows]])
+        else:
+            with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: not finite, skipped below
+                d = np.abs(ra - rb)
         comp[has] = np.where(np.isfinite(d), d, -1.0).argmax(axis=1)
     idx = ent[has]
     found.max_abs[idx] = smax[has]

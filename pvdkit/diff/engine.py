@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from pvdkit.diff.distance import as_compared, distances
 from pvdkit.diff.identity import (
     HandleResolver,
     Matching,
@@ -285,7 +286,10 @@ def _compare_matrix(va: np.ndarray, la: np.ndarray | None, vb: np.ndarray, lb: n
         return _Outcome(((a == b) | ~valid).all(axis=1) & len_ok)
     af, bf = a.astype(np.float64), b.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
-        d = np.abs(af - bf)
+        if is_float and not tol.plain:
+            d, bf = distances(af, bf, tol.period, tol.quaternion)
+        else:
+            d = np.abs(af - bf)
         absb = np.abs(bf)
         if is_float:
             ok = (d <= tol.atol + tol.rtol * absb) | (af == bf)
@@ -848,10 +852,28 @@ class Comparison:
             return out
 
         a, b = column(pa, xa), column(pb, xb)
-        band = sd.tolerance.atol + sd.tolerance.rtol * np.abs(b)
+        tol = sd.tolerance
+        if sd.kind == "float" and not tol.plain:
+            b = self._b_as_compared(pa, xa, pb, xb, a, b, tol, sd.component)
+        band = tol.atol + tol.rtol * np.abs(b)
         times = np.array([t if t is not None else np.nan for t in map(self.frame_time, grid.tolist())],
                          np.float64)
         return Aligned(grid, times, a, b, band, sd.component)
+
+    @staticmethod
+    def _b_as_compared(pa: _Prepared, xa: np.ndarray, pb: _Prepared, xb: np.ndarray, a: np.ndarray,
+                       b: np.ndarray, tol: Tolerance, component: int) -> np.ndarray:
+        """B's element ``component`` as it was compared with A's (moved by whole periods, a
+        quaternion's sign chosen per frame), so that the plot's A − B is the difference judged."""
+        both = np.flatnonzero((xa >= 0) & (xb >= 0))
+        width = min(pa.values.shape[1], pb.values.shape[1])
+        if not len(both) or component >= width:
+            return b
+        rows_a = pa.values[xa[both], :width].astype(np.float64)
+        rows_b = pb.values[xb[both], :width].astype(np.float64)
+        out = b.copy()
+        out[both] = as_compared(rows_a, rows_b, tol.period, tol.quaternion)[:, component]
+        return out
 
     @staticmethod
     def _series_named(rec: Recording, index: int, name: str) -> Series | None:

@@ -192,8 +192,7 @@ class SeriesDiff:
             "first_divergence_seconds": self.first_seconds,
             "a": self.a_value, "b": self.b_value, "max_abs_error": _finite(self.max_abs),
             "max_rel_error": _finite(self.max_rel), "component": self.component,
-            "tolerance": {"atol": self.tolerance.atol, "rtol": self.tolerance.rtol,
-                          "nan_equal": self.tolerance.nan_equal},
+            "tolerance": self.tolerance.to_dict(),
         }
 
 

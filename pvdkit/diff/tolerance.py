@@ -7,6 +7,16 @@ config must stay short and survive new objects. A float pair (a, b) is equal whe
 ``a == b`` (equal infinities); NaN equals NaN only with ``nan_equal``. Integers, enums,
 flags, strings and references are always compared exactly.
 
+Some floats have a geometry that plain ``|a - b|`` misreads, and pvdkit knows the Vehicle2 and
+PhysX ones (:data:`GEOMETRY_RULES`, applied before the config's rules, which may undo them):
+
+* ``period``: the value is an angle that wraps (Vehicle2 keeps a wheel's ``rotationAngle`` in
+  (-2π, 2π)); the distance is taken around the circle, so 6.2831 and 0.0001 are 0.0002 apart,
+  not 6.28.
+* ``quaternion``: elements 0–3 are a rotation quaternion (a bare ``quat``, or a PhysX
+  ``PxTransform`` pose: q then p); q and −q are the same rotation, so B is compared with the
+  sign nearer to A at each frame.
+
 Config file (TOML, read with the standard library's ``tomllib``)::
 
     atol = 1e-9                 # defaults for every float attribute (optional)
@@ -20,6 +30,8 @@ Config file (TOML, read with the standard library's ``tomllib``)::
     "TireForce.*" = { rtol = 1e-3 }
     "RigidBodyState.pos" = { atol = 1e-4, rtol = 0 }
     "PhysX*.*" = { ignore = true }
+    "MyWheel.spinAngle" = { period = 6.283185307179586 }
+    "MyBody.orientation" = { quaternion = true }
 
 A pattern is an :mod:`fnmatch` glob (case-sensitive) matched against ``Class.attribute``
 for the object's class and each of its base classes (so a rule on a base class also covers
@@ -51,7 +63,7 @@ from typing import Any
 from pvdkit.terminal import shown
 from pvdkit.types import PvdError
 
-__all__ = ["Tolerance", "ToleranceConfig", "ToleranceRule"]
+__all__ = ["GEOMETRY_RULES", "Tolerance", "ToleranceConfig", "ToleranceRule"]
 
 
 @dataclass(frozen=True)
@@ -59,26 +71,46 @@ class Tolerance:
     """How one attribute is compared.
 
     ``atol`` (same unit as the attribute, ≥ 0) and ``rtol`` (dimensionless, ≥ 0) apply to
-    floats only; ``nan_equal`` makes NaN == NaN; ``ignore`` skips the attribute entirely.
+    floats only; ``nan_equal`` makes NaN == NaN; ``ignore`` skips the attribute entirely;
+    ``period`` (> 0: an angle that wraps) and ``quaternion`` say how far apart two values are
+    (the module docstring).
     """
 
     atol: float = 0.0
     rtol: float = 0.0
     nan_equal: bool = False
     ignore: bool = False
+    period: float = 0.0
+    quaternion: bool = False
 
     def validate(self, where: str = "tolerance") -> Tolerance:
         """Raise :class:`PvdError` for a negative or non-finite tolerance; returns self."""
-        for name in ("atol", "rtol"):
+        for name in ("atol", "rtol", "period"):
             v = getattr(self, name)
             if not (isinstance(v, int | float) and math.isfinite(v) and v >= 0):
                 raise PvdError(f"{where}: {name} must be a finite number >= 0, got {v!r}")
         return self
 
+    @property
+    def plain(self) -> bool:
+        """True when values are compared as plain numbers (no period, no quaternion)."""
+        return not self.period and not self.quaternion
+
     def describe(self) -> str:
         """Short text for reports, e.g. ``atol=1e-06 rtol=0``."""
         s = f"atol={self.atol:g} rtol={self.rtol:g}"
+        s += f" period={self.period:.6g}" if self.period else ""
+        s += " quaternion" if self.quaternion else ""
         return s + (" nan_equal" if self.nan_equal else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form; ``period``/``quaternion`` only when set."""
+        out: dict[str, Any] = {"atol": self.atol, "rtol": self.rtol, "nan_equal": self.nan_equal}
+        if self.period:
+            out["period"] = self.period
+        if self.quaternion:
+            out["quaternion"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -90,16 +122,37 @@ class ToleranceRule:
     rtol: float | None = None
     nan_equal: bool | None = None
     ignore: bool | None = None
+    period: float | None = None
+    quaternion: bool | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The fields this rule sets, by name."""
+        return {k: v for k in _RULE_KEYS if (v := getattr(self, k)) is not None}
 
     def apply(self, tol: Tolerance) -> Tolerance:
         """``tol`` with this rule's fields set."""
-        changes = {k: v for k, v in (("atol", self.atol), ("rtol", self.rtol),
-                                     ("nan_equal", self.nan_equal), ("ignore", self.ignore))
-                   if v is not None}
+        changes = self.fields()
         return replace(tol, **changes) if changes else tol
 
 
-_RULE_KEYS = {"atol", "rtol", "nan_equal", "ignore"}
+#: A rule's fields, in the order reports list them.
+_RULE_KEYS = ("atol", "rtol", "nan_equal", "ignore", "period", "quaternion")
+#: One turn (rad): the period of a wheel's rotation angle.
+TWO_PI = 2.0 * math.pi
+#: What some Vehicle2 and PhysX attributes are, whatever a config says about how strict to be
+#: (applied before the config's rules, which may undo them with ``period = 0`` or
+#: ``quaternion = false``). A wheel's rotation angle wraps; ``quat*`` attributes and PhysX's
+#: ``PxTransform`` poses (q then p) hold rotation quaternions, and a run whose wheel angle
+#: wrapped a step earlier than the other's has the same wheel pose with q and −q.
+GEOMETRY_RULES = (
+    ToleranceRule("*.rotationAngle", period=TWO_PI),
+    ToleranceRule("*.quat", quaternion=True),
+    ToleranceRule("*.quatInRbodyFrame", quaternion=True),
+    ToleranceRule("*.*AttachmentQuat", quaternion=True),
+    ToleranceRule("*.globalPose", quaternion=True),
+    ToleranceRule("*.cMassLocalPose", quaternion=True),
+    ToleranceRule("*.localPose", quaternion=True),
+)
 #: Most rules (``ignore`` globs and ``[attributes]`` entries) a config may hold.
 MAX_RULES = 1000
 _TOP_KEYS = {"atol", "rtol", "nan_equal", "ignore", "attributes", "schema", "ignore_unmatched"}
@@ -164,7 +217,7 @@ class ToleranceConfig:
             if not isinstance(spec, Mapping):
                 raise PvdError(f"{where}: expected an inline table such as {{ rtol = 1e-3 }}, "
                                f"got {shown(spec)}")
-            bad = sorted(set(spec) - _RULE_KEYS)
+            bad = sorted(set(spec) - set(_RULE_KEYS))
             if bad:
                 raise PvdError(f"{where}: unknown key {shown(bad[0])} "
                                f"(expected: {', '.join(sorted(_RULE_KEYS))})")
@@ -172,6 +225,8 @@ class ToleranceConfig:
                 pattern,
                 atol=_number(spec, "atol", None, where), rtol=_number(spec, "rtol", None, where),
                 nan_equal=_flag(spec, "nan_equal", None, where), ignore=_flag(spec, "ignore", None, where),
+                period=_number(spec, "period", None, where),
+                quaternion=_flag(spec, "quaternion", None, where),
             )
             rule.apply(Tolerance()).validate(where)
             rules.append(rule)
@@ -202,7 +257,7 @@ class ToleranceConfig:
             return hit
         tol = self.default
         targets = [f"{c}.{attribute}" for c in names]
-        for rule in self.rules:
+        for rule in GEOMETRY_RULES + self.rules:
             if any(fnmatchcase(t, rule.pattern) for t in targets):
                 tol = rule.apply(tol)
         self._cache[key] = tol
@@ -235,9 +290,7 @@ class ToleranceConfig:
         return {
             "atol": self.default.atol, "rtol": self.default.rtol, "nan_equal": self.default.nan_equal,
             "source": self.source, "schema": self.schema, "ignore_unmatched": list(self.ignore_unmatched),
-            "rules": [{k: v for k, v in (("pattern", r.pattern), ("atol", r.atol), ("rtol", r.rtol),
-                                         ("nan_equal", r.nan_equal), ("ignore", r.ignore)) if v is not None}
-                      for r in self.rules],
+            "rules": [{"pattern": r.pattern, **r.fields()} for r in self.rules],
         }
 
 
