@@ -147,8 +147,13 @@ def _k_constraints(geometry, sticky_damping, separation, plane, directions, stic
                     for k in range(3):
                         tire_linears[v, w, d, k] = 0.0
                         tire_angulars[v, w, d, k] = 0.0
-            if not any_penetration:
+            if not any_penetration:  # PhysX resets every wheel's rows before setting the active ones
                 susp_active[v, w] = False
+                susp_error[v, w] = 0.0
+                restitution[v, w] = 0.0
+                for k in range(3):
+                    susp_linear[v, w, k] = 0.0
+                    susp_angular[v, w, k] = 0.0
                 continue
             # Suspension-limit row: a one-sided row removing the penetration of the wheel.
             mode = int(g[G_DIR])

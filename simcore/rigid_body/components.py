@@ -70,8 +70,12 @@ class VehicleConstraintComponent(Component):
             suspension_limit_constraint_update(p.suspension_limit_constraint, separation,
                                                s.road_geometry.plane[:, :3],
                                                quat_rotate(quat, susp.suspension_travel_dir), arm, out)
-        else:
+        else:  # PhysX resets every wheel's rows before setting the active ones
             out.susp_active_status[:] = False
+            out.susp_linear[:] = 0.0
+            out.susp_angular[:] = 0.0
+            out.susp_geometric_error[:] = 0.0
+            out.restitution[:] = 0.0
         return True
 
 

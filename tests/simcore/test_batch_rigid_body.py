@@ -251,6 +251,37 @@ def test_stale_rows_are_cleared_and_kept_as_the_reference() -> None:
     _check_components(vehicles, "stale", perturb)
 
 
+def test_suspension_rows_are_reset_while_only_sticky_rows_are_active() -> None:
+    """A wheel that stopped penetrating while a tire stays sticky (a car braked at rest) has its
+    suspension-limit row reset, as PhysX resets every wheel's rows before setting the active
+    ones: the rows of the step it landed were recorded forever after (``suspLinear`` [0, 1, 0]
+    where PhysX records 0)."""
+    base = load_preset("sedan")
+    vehicles = _start(_variants(base)[:2], _context(base.frame))
+
+    def perturb(twins: list[Vehicle]) -> None:
+        for t in twins:
+            s = t.states
+            s.suspension.separation[:] = 0.1
+            s.tire_sticky.active_status[:] = True
+            c = s.constraints
+            c.susp_active_status[:] = True
+            c.susp_linear[:] = (0.0, 1.0, 0.0)
+            c.susp_angular[:] = (-1.6, 0.0, 0.8)
+            c.susp_geometric_error[:] = -0.149
+            c.restitution[:] = 0.2
+
+    twins = [_clone(v) for v in vehicles]
+    perturb(twins)
+    for t in twins:
+        assert t.reference_sequence().get("constraints").update(SUB_DT, t.context)
+        c = t.states.constraints
+        assert c.tire_active_status.all() and not c.susp_active_status.any()
+        for field in ("susp_linear", "susp_angular", "susp_geometric_error", "restitution"):
+            assert not getattr(c, field).any(), field
+    _check_components(vehicles, "sticky only", perturb)  # the batch resets them too
+
+
 def test_repack_follows_changed_params() -> None:
     base = load_preset("sedan")
     vehicles = _start(_variants(base)[:2], _context(base.frame))
