@@ -122,11 +122,19 @@ def holdout_high_speed(i: int) -> Controls:
     return _controls(brake0=0.5)
 
 
+def holdout_standstill(i: int) -> Controls:
+    """Parked: service brake and handbrake held from the first step, nothing else; the vehicles
+    settle on their suspensions and stay at rest (sticky tire rows active throughout, the
+    actors' sleep counters cycling)."""
+    return _controls(brake0=1.0, brake1=1.0)
+
+
 PROFILES: dict[str, Callable[[int], Controls]] = {
     "dev": dev,
     "holdout_slalom": holdout_slalom,
     "holdout_stop_go": holdout_stop_go,
     "holdout_high_speed": holdout_high_speed,
+    "holdout_standstill": holdout_standstill,
 }
 
 

@@ -268,16 +268,23 @@ def chassis_step(actor, dt, start_lin, start_ang, end_lin, end_ang, t_active, t_
 #: PhysX's sleep logic resets the wake counter to multiples of this (``DySleep.cpp``: 20 * 0.02 s),
 #: whatever the scene's ``wakeCounterResetValue``.
 WAKE_COUNTER_RESET_TIME = 0.4
+#: Interactions PhysX counts for a vehicle's actor in its sleep check (attached constraints and
+#: shape pairs, ``numCountedInteractions``): the vehicle's own constraint. Its cluster factor
+#: 1 + 1 scales the sleep threshold and adds one ``dt`` to the reset counter: PhysX records
+#: 0.41667 s, not 0.4 s, after a reset at 60 Hz.
+VEHICLE_COUNTED_INTERACTIONS = 1
 
 
 @njit(cache=True, nogil=True)
 def update_wake_counter(actor, dt, wake_counter, quat, lin, ang, lin_sum, ang_sum):  # pragma: no cover
     """PhysX's sleep filter (``updateWakeCounter``, no stabilization): the counter runs down by
     ``dt``; once below half the reset time the velocities are summed, and while the summed motion's
-    mass-normalised kinetic energy reaches ``sleep_threshold`` the counter is set back to
-    ``min(energy / threshold, 2) * 0.2`` s (0.4 s for a zero threshold: never asleep).
-    Returns the new counter; the actor sleeps at 0."""
+    mass-normalised kinetic energy reaches the threshold (``sleep_threshold`` times the cluster
+    factor ``c`` = 1 + counted interactions) the counter is set back to
+    ``min(energy / threshold, 2) * 0.2 + dt (c - 1)`` s (0.4 s + dt for a zero threshold: never
+    asleep). Returns the new counter; the actor sleeps at 0."""
     reset = WAKE_COUNTER_RESET_TIME
+    cluster = 1.0 + VEHICLE_COUNTED_INTERACTIONS
     if wake_counter < 0.5 * reset or wake_counter < dt:
         qx, qy, qz, qw = qmul(quat[0], quat[1], quat[2], quat[3], actor[A_CQUAT], actor[A_CQUAT + 1],
                               actor[A_CQUAT + 2], actor[A_CQUAT + 3])
@@ -290,11 +297,11 @@ def update_wake_counter(actor, dt, wake_counter, quat, lin, ang, lin_sum, ang_su
         angular = (actor[A_MOI] * ang_sum[0] ** 2 + actor[A_MOI + 1] * ang_sum[1] ** 2
                    + actor[A_MOI + 2] * ang_sum[2] ** 2) / actor[A_MASS]
         energy = 0.5 * (angular + lin_sum[0] ** 2 + lin_sum[1] ** 2 + lin_sum[2] ** 2)
-        threshold = actor[A_SLEEP]
+        threshold = cluster * actor[A_SLEEP]
         if energy >= threshold:
             for k in range(3):
                 lin_sum[k] = 0.0
                 ang_sum[k] = 0.0
             factor = 2.0 if threshold == 0.0 else min(energy / threshold, 2.0)
-            return factor * 0.5 * reset
+            return factor * 0.5 * reset + dt * (cluster - 1.0)
     return max(wake_counter - dt, 0.0)

@@ -22,6 +22,9 @@ DEV_DRIVE = DATA / "dev_drive.h5"
 #: (bench/physx_record.py holdout_stop_go: throttle pulses, a hard stop, a standing start, a
 #: coast; 600 steps).
 STOP_GO = DATA / "stop_go.h5"
+#: The same scene parked: service brake and handbrake held from the first step, 360 steps
+#: (bench/physx_record.py holdout_standstill): sticky tire rows throughout, sleep counters cycling.
+STANDSTILL = DATA / "standstill.h5"
 #: PhysX's 12-step recording of the same four vehicles pulling away (all of it at walking pace).
 VEHICLES_SHORT = DATA / "vehicles_short.ovd"
 
@@ -291,6 +294,31 @@ def test_a_profile_not_tuned_on(stop_go) -> None:
             assert q["wheel_speed"]["relative"] <= 0.02 and q["engine_speed"]["relative"] <= 0.02, name
             assert q["gear"]["max_shift_offset"] == 0, name
     assert open_.ok
+
+
+def test_a_parked_replay_diffs_equal_to_physx_frame_by_frame(tmp_path) -> None:
+    """Four vehicles held by their brakes from the first step: the replay's recording equals
+    PhysX's in every attribute the shipped tolerances compare, over all 720 frames — the
+    suspension-limit rows PhysX resets once the wheels stop penetrating (the replay kept the
+    landing step's rows), and the actors' wake counters, reset by PhysX's sleep check to
+    0.4 s + dt (one counted interaction: the vehicle's constraint), not 0.4 s."""
+    out = tmp_path / "parked.h5"
+    rep = _cli(str(STANDSTILL), "-o", str(out), "--quiet")
+    assert rep.returncode == 0, rep.stderr
+    data = _suggested_diff(rep.stdout, tmp_path)
+    assert data["options"]["frames"] == "1:720"
+    summary = data["summary"]
+    assert summary["attributes_compared"] > 2000 and summary["attributes_differing"] == 0, summary
+    from pvdkit.analysis import Recording
+
+    with Recording.open(STANDSTILL) as physx, Recording.open(out) as replayed:
+        for rec in (physx, replayed):
+            wake = rec.table("PxRigidDynamic.wakeCounter", vehicle="/World/Basic")["wakeCounter"]
+            assert float(np.max(wake)) == pytest.approx(0.4 + 1 / 60, abs=1e-6)
+            limit = rec.table("PhysXConstraintState.suspLinear")
+            later = limit["frame"] > 4
+            for k in range(3):  # PhysX: 0 once the wheels settled
+                assert not np.any(limit[f"suspLinear[{k}]"][later])
 
 
 def test_direct_drive_chaos_bounds_the_open_loop_error(run) -> None:
