@@ -370,7 +370,8 @@ def _time_line(t: dict[str, Any]) -> str:
         return f"time: unknown — {t['description']}"
     parts = [f"time: {t['duration_s']:.3f} s simulated"]
     if t["step_s"]:
-        parts.append(f"{t['steps']:,} steps of {t['step_s'] * 1e3:.3f} ms ({t['step_rate_hz']:.4g} Hz)")
+        parts.append(f"{t['steps']:,} step{'s' * (t['steps'] != 1)} of {t['step_s'] * 1e3:.3f} ms "
+                     f"({t['step_rate_hz']:.4g} Hz)")
     if t["frames_per_step"]:
         per = t["frames_per_step"]
         rate = f" ({t['frame_rate_hz']:.4g} frames/s)" if t["frame_rate_hz"] else ""

@@ -560,7 +560,9 @@ class TimeBase:
     def frame_at(self, seconds: float) -> int:
         """The last frame whose simulated time is at or before ``seconds`` (-1: before the first
         frame, the set-up); :class:`PvdError` if unknown. Frames share a time (PhysX's two
-        per step): the later one, where the step is complete."""
+        per step): the later one, where the step is complete. A time within
+        :data:`TIME_SLACK` of a frame step after a frame's time is that frame's: PhysX sums float32
+        steps, so its step 59 ends at 1.0000000522 s, and ``frame_at(1.0)`` means that step."""
         if self.seconds is None:
             raise PvdError(f"no time in seconds: {self.description}")
         if isinstance(seconds, bool) or not isinstance(seconds, int | float | np.integer | np.floating):
@@ -571,7 +573,8 @@ class TimeBase:
             t = math.inf
         if not math.isfinite(t):
             raise PvdError(f"seconds must be a finite number, got {str(seconds)[:40]}")
-        return int(np.searchsorted(self.seconds, t, "right")) - 1
+        slack = TIME_SLACK * self.step_dt / (self.frames_per_step or 1) if self.step_dt else 0.0
+        return int(np.searchsorted(self.seconds, t + slack, "right")) - 1
 
     def seconds_of(self, frames: np.ndarray | int) -> np.ndarray | float:
         """Seconds of frame numbers (an int gives a float); :class:`PvdError` if unknown."""
@@ -583,6 +586,12 @@ class TimeBase:
         else:
             out = np.where(f >= 0, self.seconds[np.clip(f, 0, len(self.seconds) - 1)], 0.0)
         return float(out) if np.ndim(frames) == 0 else out
+
+
+#: How close (a fraction of a frame step) a time may be after a frame's time and still be that
+#: frame's: recorded clocks are sums of float32 steps, a little off after a few steps (PhysX at
+#: 60 Hz: 6.6e-10 s per step, a hundredth of a frame step after some 2 hours).
+TIME_SLACK = 0.01
 
 
 def _timestamp_kind(frames: Frames, sample_frames: np.ndarray, seconds: np.ndarray | None) -> str:
@@ -628,7 +637,12 @@ def _time_base(rec: Recording) -> TimeBase:
                 k = np.searchsorted(fr, at, "right") - 1
                 seconds = np.where(k >= 0, values[np.maximum(k, 0)], 0.0)
                 dts = np.diff(np.concatenate([[0.0], values]))
-            per_step = round((fr[-1] - fr[0]) / (len(fr) - 1)) if len(fr) > 1 else max(n, 1)
+            if len(fr) > 1:
+                per_step = round((fr[-1] - fr[0]) / (len(fr) - 1))
+            elif attr == "elapsedTime":  # one step, whose dt is written in its last frame
+                per_step = int(fr[0]) + 1
+            else:  # one step, whose time is written in its first frame and held to the end
+                per_step = n - int(fr[0])
             return TimeBase(f"{cls_name}.{attr}", _timestamp_kind(rec.frames, fr, seconds), seconds,
                             _median(dts) if len(dts) else None, len(values), max(int(per_step), 1))
     return TimeBase("", _timestamp_kind(rec.frames, np.zeros(0, np.int64), None), None, unusable=unusable)

@@ -96,6 +96,39 @@ def test_simcore_frames_map_to_the_simulated_time(simcore_recordings, physx, sta
         np.testing.assert_array_equal(rec.frames.start[::per_step], np.round(want[::per_step] * 1e9))
 
 
+@pytest.mark.parametrize("physx", [True, False])
+def test_a_one_step_recording_knows_its_frames_per_step(tmp_path, capsys, physx):
+    """With one clock sample there is no spacing to measure: PhysX's ``elapsedTime`` closes its
+    step (frame 1 of frames 0, 1 and the open one), simcore's ``Simulation.time`` opens it and is
+    held to the end (it said 3 and 1 frames per step)."""
+    from simcore.cli.record import record
+
+    path = tmp_path / "one.h5"
+    record("sedan", "accelerate", duration=DT, out=path, physx=physx)
+    with Recording.open(path) as rec:
+        assert (rec.time_base.steps, rec.time_base.frames_per_step) == (1, 2 if physx else 1)
+    from pvdkit.streams import OvdFileStream
+    from pvdkit.types import DataType
+    from pvdkit.writer import OmniPvdWriter
+
+    physx_like = tmp_path / "physx_one_step.ovd"
+    w = OmniPvdWriter(OvdFileStream(physx_like))
+    scene = w.register_class("PxScene")
+    elapsed = w.register_attribute(scene, "elapsedTime", DataType.FLOAT32, 1)
+    w.create_object(1, scene, 0x10, "scene")
+    for frame in (1, 2, 3):  # PhysX's counter: the vehicle frame, the results frame, the open one
+        w.start_frame(1, frame)
+        if frame == 2:
+            w.set_attribute(1, 0x10, elapsed, np.float32(DT))
+        if frame < 3:
+            w.stop_frame(1, frame)
+    w.close()
+    with Recording.open(physx_like) as rec:
+        assert (rec.time_base.steps, rec.time_base.frames_per_step) == (1, 2)
+    status, out, _ = run(capsys, "info", str(physx_like))
+    assert status == 0 and "1 step of 16.667 ms (60 Hz), 2 frames per step (120 frames/s)" in out
+
+
 def test_a_recording_without_a_clock_says_so(tmp_path):
     ms = MemoryStream()
     write_every_command(ms)

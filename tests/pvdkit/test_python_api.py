@@ -292,8 +292,13 @@ def test_frames_and_seconds_are_checked_and_convertible(dev):
     tb = dev.time_base
     assert repr(tb).startswith("<TimeBase 961 frames, ") and "\n" not in repr(tb)
     frame = tb.frame_at(2.0)
-    assert dev.seconds(frame) <= 2.0 < dev.seconds(frame + 1)
+    assert dev.seconds(frame) == pytest.approx(2.0, abs=1e-6) and 2.0 < dev.seconds(frame + 1)
     assert tb.frame_at(0.0) == -1 and tb.frame_at(1e9) == len(dev.frames) - 1
+    # PhysX sums float32 steps: step 0 ends at 0.016666668 s and step 59 at 1.0000000522 s; the
+    # time a user types for a step's end is that step (it was the step before, or the set-up)
+    assert dev.seconds(1) > 1 / 60 and tb.frame_at(1 / 60) == 1
+    assert dev.seconds(119) > 1.0 and tb.frame_at(1.0) == 119
+    assert tb.frame_at(1.0 - 0.002) == 117  # an eighth of a step earlier: the step before
     speed = dev.objects_of_class("WheelRigidBodyState")[0]
     with pytest.raises(PvdError, match=r"frame 1.5 is not a frame number; .*time_base.frame_at\(1.5\)"):
         speed.value_at("correctedRotationSpeed", 1.5)

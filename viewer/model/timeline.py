@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pvdkit.recording import Recording
+from pvdkit.recording import TIME_SLACK, Recording
 from viewer.model.signals import Signal
 
 #: Frame rate assumed when a recording gives no usable time (frames per second).
@@ -61,10 +61,11 @@ class TimeBase:
         """The frame in force at a time: the last frame whose time is at or before it (0 when the
         time is before the first frame). Vectorised over arrays.
 
-        Times within 1/1000 of a frame step after a frame's time count as that frame's, so a
-        typed ``0.7s`` finds the frame stamped 0.70000001 (accumulated float steps).
+        Times within :data:`~pvdkit.recording.TIME_SLACK` of a frame step after a frame's time
+        count as that frame's, so a typed ``0.7s`` finds the frame stamped 0.70000001
+        (accumulated float steps), as ``pvdkit``'s own time base does.
         """
-        tol = 1e-3 * self.mean_step
+        tol = TIME_SLACK * self.mean_step
         idx = np.searchsorted(self.seconds, np.asarray(seconds, np.float64) + tol, side="right") - 1
         idx = np.clip(idx, 0, max(len(self.seconds) - 1, 0))
         return int(idx) if np.ndim(idx) == 0 else idx
