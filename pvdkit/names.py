@@ -473,6 +473,11 @@ class ObjectNames:
         if not cands and "/" in text:  # a wheel by its side: sedan/rear-left[/TireForce]
             by_side = self._side_path(text)
             cands = [o for o in rec.objects if paths[o.index] == by_side] if by_side else []
+        if not cands:  # a vehicle by its short name: Standard[/rear-left] for /World/Standard
+            full = self._full_vehicle_path(text)
+            if full is not None:
+                found, paths = self._named(full)
+                return found, paths
         if not cands:
             try:
                 handle = int(text, 0)
@@ -484,6 +489,20 @@ class ObjectNames:
                 except PvdError:
                     cands = []
         return cands, paths
+
+    def _full_vehicle_path(self, text: str) -> str | None:
+        """``text`` whose first part is the last part of one vehicle's name (``Standard/wheel 1``
+        for ``/World/Standard``) with that name spelled out; None when no vehicle's name ends so.
+        :class:`PvdError` when several do (PhysX names vehicles by their USD path)."""
+        head, sep, tail = text.partition("/")
+        if not head:
+            return None
+        hits = [v.name for v in vehicles(self.recording)
+                if v.name != head and v.name.rsplit("/", 1)[-1] == head]
+        if len(hits) > 1:
+            raise PvdError(f"{self.recording.source_name}: {head!r} is ambiguous: the vehicles "
+                           f"{', '.join(map(repr, hits[:MAX_LISTED]))} end so; give the whole name")
+        return hits[0] + sep + tail if hits else None
 
     def _side_path(self, text: str) -> str | None:
         """``text`` with a wheel's side after its vehicle's name (``sedan/rear-left/TireForce``)
@@ -499,8 +518,12 @@ class ObjectNames:
         return None
 
     def _no_object(self, text: str) -> PvdError:
+        names = [v.name for v in vehicles(self.recording)]
+        listed = (f"; its vehicles: {', '.join(names[:MAX_LISTED])}{' …' if len(names) > MAX_LISTED else ''}"
+                  if names else "")
         return PvdError(f"{self.recording.source_name}: no object {text!r} (give a path or name as "
-                        "`pvdkit series` prints them, a vehicle name, a `pvdkit diff` label or a handle)")
+                        "`pvdkit series` prints them, a vehicle name, a `pvdkit diff` label or a "
+                        f"handle{listed})")
 
     def _ambiguous(self, text: str, objs: list[Object], paths: list[str]) -> PvdError:
         listed = ", ".join(f"{paths[o.index]!r} (0x{o.handle:x})" for o in objs[:MAX_LISTED])

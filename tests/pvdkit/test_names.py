@@ -86,7 +86,8 @@ def test_resolve_paths_vehicles_wheels_labels_and_handles(physx):
 @pytest.mark.parametrize(("text", "message"), [
     ("TireForce2", "'TireForce2' is ambiguous: 4 objects match: '/World/Basic/wheel 2/TireForce'"),
     ("Vehicle", "'Vehicle' is ambiguous: 4 objects match: '/World/Basic' (0x"),
-    ("nobody", "no object 'nobody'"),
+    ("nobody", "no object 'nobody' (give a path or name as `pvdkit series` prints them, a vehicle name, "
+               "a `pvdkit diff` label or a handle; its vehicles: /World/Basic, "),
     ("/World/Basic/wheel 9", "no object"),
     ("/World/Basic/RigidBodyState", "is a RigidBodyState, not a TireForce"),
 ])
@@ -97,6 +98,19 @@ def test_ambiguous_and_unknown_objects_are_errors(physx, text, message):
     if "ambiguous" in message:  # every candidate is listed with its path
         for name, _ in VEHICLES:
             assert f"'{name}" in str(err.value)
+
+
+def test_a_vehicle_by_the_last_part_of_its_name(physx):
+    """PhysX names vehicles by their USD path; ``Standard`` is ``/World/Standard`` as
+    ``pvdkit replay --vehicle`` takes it, with a wheel's number or side after it."""
+    names = names_of(physx)
+    tire = physx.cls("TireForce")
+    assert names.resolve("Standard", tire) == names.resolve("/World/Standard", tire)
+    assert names.resolve("Tank/wheel 1", tire) == names.resolve("/World/Tank/wheel 1", tire)
+    assert names.resolve("Basic/rear-left", tire) == names.resolve("/World/Basic/rear-left", tire)
+    assert names.find("Raw") is names.find("/World/Raw")
+    with pytest.raises(PvdError, match="no object 'Sports'"):
+        names.find("Sports")
 
 
 def test_simcore_vehicles_in_both_layouts(tmp_path):
