@@ -124,9 +124,13 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         report.write_html(args.html)
     print(report.text())
-    if args.output is not None:
+    if args.output is not None and run_data.every_vehicle:
         print(f"compare frame by frame: pvdkit diff {args.recording} {args.output} "
               f"{diff_window(args.from_step, steps)} --config {DIFF_CONFIG}")
+    elif args.output is not None:  # the diff would list the others as missing and pair by order
+        print(f"compare frame by frame: replay every vehicle ({', '.join(run_data.recorded_order)}, "
+              "without --vehicle) to compare the replay's recording with PhysX's: pvdkit diff compares "
+              "whole recordings and pairs their vehicles by order of creation")
     n = len(replayed)
     print(f"{steps} step{'s' if steps != 1 else ''} x {n} vehicle{'s' if n != 1 else ''} in {wall:.2f} s "
           f"({1e3 * wall / max(steps, 1):.2f} ms per recorded step)", file=sys.stderr)

@@ -159,6 +159,15 @@ class RecordedRun:
 
     scene: RecordedScene
     vehicles: list[RecordedVehicle]
+    #: Every vehicle of the recording by name, in PhysX's creation order (also those not picked).
+    recorded_order: tuple[str, ...] = ()
+
+    @property
+    def every_vehicle(self) -> bool:
+        """True when every vehicle of the recording is replayed, in its order: what ``pvdkit
+        diff`` of the replay against the recording needs (it compares whole recordings and pairs
+        vehicles of one class and name by their order of creation)."""
+        return tuple(v.name for v in self.vehicles) == self.recorded_order
 
     def vehicle(self, name: str) -> RecordedVehicle:
         """The vehicle of that name ('/World/Tank'; the last path element 'Tank' also matches
@@ -426,6 +435,7 @@ def vehicles_from_recording(rec: Recording | str | os.PathLike[str],
         raise src.error("recording", "frames", "at least one complete step (two closed frames)")
     graphs = [vehicle_graph(src, v, max(v.created, 0)) for v in vehicles]
     _unique_labels(graphs)
+    recorded_order = tuple(g.label for g in graphs)
     if names is not None:
         labels = [g.label for g in graphs]
         picked = []
@@ -437,7 +447,7 @@ def vehicles_from_recording(rec: Recording | str | os.PathLike[str],
         graphs = picked
     scene = _scene(src, nb_steps, graphs)
     wake_reset = src.number(_objects(src, "PxScene")[0], "wakeCounterResetValue", 0, "scene")
-    return RecordedRun(scene, [_vehicle(src, g, scene, wake_reset) for g in graphs])
+    return RecordedRun(scene, [_vehicle(src, g, scene, wake_reset) for g in graphs], recorded_order)
 
 
 def _unique_labels(graphs: list[VehicleGraph]) -> None:

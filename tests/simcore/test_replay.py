@@ -178,6 +178,17 @@ def test_cli_replays_one_vehicle_and_writes_reports(tmp_path) -> None:
     assert "<table>" in (tmp_path / "r.html").read_text()
 
 
+def test_a_replay_of_some_vehicles_prints_no_diff_command(tmp_path) -> None:
+    """pvdkit diff compares whole recordings and pairs vehicles by order of creation: the
+    command printed for one vehicle (Tank, PhysX's fourth) compared it with Basic and listed
+    every other object as missing. The replay says what to do instead."""
+    out = _cli(str(VEHICLES_SHORT), "--vehicle", "Tank", "-o", str(tmp_path / "tank.h5"), "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert "pvdkit diff vehicles_short" not in out.stdout and "--config" not in out.stdout
+    assert ("compare frame by frame: replay every vehicle (/World/Basic, /World/Raw, /World/Standard, "
+            "/World/Tank, without --vehicle)") in out.stdout
+
+
 def test_cli_exit_1_over_tolerance_and_2_on_bad_input(tmp_path) -> None:
     over = _cli(str(DEV_DRIVE), "--vehicle", "Basic", "--tolerance", "0.001", "--quiet")
     assert over.returncode == 1 and "OVER" in over.stdout
