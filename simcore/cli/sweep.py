@@ -33,7 +33,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="DIR",
         type=path_argument,
-        help="output folder (created; default: the sweep file's name without .toml)",
+        help="output folder (created; default: the sweep file's path without .toml)",
     )
     p.add_argument(
         "--scheduler",
