@@ -655,6 +655,7 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
         if is_list and element is not None:
             raise PvdError(f"{path}: {cls.name}.{attr} is a unique list; it has no elements to select")
         unit = unit_of(leaf.owner, leaf.name) or unit_of(cls, attr)
+        refers = leaf.data_type == DataType.OBJECT_HANDLE  # shown as the objects they point to
         rows: list[tuple[int, int, list[Any]]] = []
         width = 0
         for k, o in enumerate(objects):
@@ -668,11 +669,15 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
                 for i in range(len(s)):
                     it = items[i]
                     it = it.item() if isinstance(it, np.generic) else it
+                    if refers:
+                        it = _reference(rec, names, it, int(s.frames[i]))
                     rows.append((int(s.frames[i]), k, [*who, "add" if s.added[i] else "remove", it]))
                 continue
             vals = s.values
             for i in range(len(s)):
                 cells = _cells(vals[i])
+                if refers:
+                    cells = [_reference(rec, names, c, int(s.frames[i])) for c in cells]
                 width = max(width, len(cells))
                 rows.append((int(s.frames[i]), k, [*who, *cells]))
         rows.sort(key=lambda r: (r[0], r[1]))
@@ -693,6 +698,18 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
             t = int(frames_t.start[f]) if 0 <= f < len(frames_t) else None
             out.append([f, tb.seconds_of(f) if tb.known else None, t, *cells])
         return header, out
+
+
+def _reference(rec: Any, names: Any, handle: Any, frame: int) -> Any:
+    """An object-handle value as ``pvdkit series`` shows it: the path of the object it points to
+    at that frame (``/World/Basic/DirectDriveCommandState``), ``null`` for 0, the handle in hex
+    when it names no recorded object (a pointer, meaningless as a number)."""
+    if not isinstance(handle, int):
+        return handle
+    if handle == 0:
+        return "null"
+    target = rec.resolve(handle, frame)
+    return names.path(target) if target is not None else hex(handle)
 
 
 def _warn_other_family(rec: Any, obj: Any, attr: str, empty: Any, is_list: bool, path: str) -> None:

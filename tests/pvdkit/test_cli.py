@@ -181,6 +181,17 @@ def test_series_of_a_whole_class_one_column_per_element(capsys):
     assert all(len(r) == 13 for r in body)
 
 
+def test_series_shows_references_as_the_objects_they_point_to(capsys):
+    """Object-handle values are pointers in PhysX's recordings (93999638124976 as a number):
+    ``series`` shows the path of the object each points to, in the table and the CSV."""
+    short = str(Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd")
+    status, out, _ = run(capsys, "series", short, "DirectDrivetrain.commandState", "--object", "Basic")
+    assert status == 0 and out.splitlines()[1].endswith(" /World/Basic/DirectDriveCommandState")
+    status, out, _ = run(capsys, "series", short, "Vehicle.wheelAttachmentSet", "--object", "Basic", "--csv")
+    rows = out.splitlines()[1:]
+    assert [r.rsplit(",", 2)[1:] for r in rows] == [["add", f"/World/Basic/wheel {k}"] for k in range(4)]
+
+
 def test_series_text_and_lists(capsys, every_ovd):
     status, out, _ = run(capsys, "series", str(every_ovd), "Thing.children", "--object", "thing_a")
     assert status == 0
