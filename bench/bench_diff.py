@@ -268,7 +268,7 @@ def bench_fleet(d: Path, n: int, repeat: int) -> int:
     rec = Recording.open(a)
     print(f"fleet of {n}: {len(rec.objects):,} objects, {len(rec.series_table()):,} series, "
           f"{int(rec.series_table().count.sum()):,} samples per file (setup {time.perf_counter() - t:.1f} s)")
-    from pvdkit.diff.identity import object_identities
+    from pvdkit.identity import object_identities
 
     label = object_identities(rec)[rec.objects_of_class("TireForce")[-1].index].label
     rec.close()

@@ -21,7 +21,7 @@ vehicle through its other attributes (one hop less), from no wheel and from no o
 the vehicle's. The walk reads every object-handle series of the recording at once
 (:func:`handle_refs`): a 256-car fleet has ~28,000 objects and ~30,000 such series. It follows
 the graph ``pvdkit diff``'s identities follow, read by the same one reader
-(:func:`pvdkit.diff.identity.handle_references`, kept per recording): list items added, every
+(:func:`pvdkit.identity.handle_references`, kept per recording): list items added, every
 element of an array of handles, each handle resolved to the lifetime alive at its sample.
 
 **Paths.**
@@ -36,7 +36,7 @@ element of an array of handles, each handle resolved to the lifetime alive at it
   actor): ``/World/Standard/EngineState``;
 * a class that occurs several times under one vehicle or wheel is numbered in object order,
   ``/World/Basic/BrakeResponseParams#1``;
-* anything else: its identity label from ``pvdkit diff`` (:mod:`pvdkit.diff.identity`,
+* anything else: its identity label from ``pvdkit diff`` (:mod:`pvdkit.identity`,
   e.g. ``<PxPhysics>/shapes[0]``), computed only when such a path is asked for.
 
 :meth:`ObjectNames.resolve` turns what a user types — a path, a ``pvdkit diff`` identity label,
@@ -58,7 +58,7 @@ from typing import ClassVar, Self, TypeVar
 
 import numpy as np
 
-from pvdkit.diff.identity import HandleReferences, handle_references, object_identities
+from pvdkit.identity import HandleReferences, handle_references, object_identities
 from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET
 from pvdkit.recording import Attribute, Class, Object, Recording, Series
 from pvdkit.types import DataType, PvdError
@@ -165,7 +165,7 @@ def referenced(rec: Recording, obj: Object, attribute: str) -> list[Object]:
     reference (for a unique list: every item ever added; for an array of handles: sample by
     sample, element by element). Handles are resolved to the object alive at each sample's
     frame; null handles, handles that resolve to nothing and ``obj`` itself are skipped. Reads
-    that one series (:func:`pvdkit.diff.identity.handle_references`, as :func:`handle_refs`
+    that one series (:func:`pvdkit.identity.handle_references`, as :func:`handle_refs`
     does for every attribute of every object at once)."""
     if obj.cls is None:
         return []
@@ -219,7 +219,7 @@ def handle_refs(rec: Recording) -> dict[int, dict[str, list[Object]]]:
     Why: the vehicle graph of a 256-car fleet follows ~30,000 handle series; one
     :meth:`~pvdkit.recording.Recording.series` call each took 2.5 s from an ``.h5``. They are
     read by the one reader of object-handle references that ``pvdkit diff``'s identities use too
-    (:func:`pvdkit.diff.identity.handle_references`: only these series, in one
+    (:func:`pvdkit.identity.handle_references`: only these series, in one
     :meth:`~pvdkit.recording.Recording.sample_blocks_of`, resolved in numpy); here only the
     attributes of each object's class count, and implicit objects refer to nothing."""
     refs = handle_references(rec)

@@ -2,7 +2,7 @@
 
 Why: CI re-records simulations and must tell *where* they diverge, not only *that* bytes
 differ. Objects are matched by identity (class, name, position in the object graph —
-:mod:`pvdkit.diff.identity`), never by handle; each attribute series is compared frame by
+:mod:`pvdkit.identity`), never by handle; each attribute series is compared frame by
 frame with per-attribute tolerances (:mod:`pvdkit.diff.tolerance`); reports are text, JSON,
 JUnit XML and PNG plots (:mod:`pvdkit.diff.report`, :mod:`pvdkit.diff.plot`)::
 

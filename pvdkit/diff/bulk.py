@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pvdkit.diff.distance import distances
-from pvdkit.diff.identity import sorted_unique
 from pvdkit.diff.result import DIFFERENT, EQUAL, SeriesDiff
+from pvdkit.identity import sorted_unique
 from pvdkit.index.tables import FAMILY_LIST, FAMILY_SET, SampleBlocks, _ranges
 from pvdkit.recording import Recording, Samples, _decode_kind, _typed
 

@@ -13,7 +13,7 @@ Python per sample):
    when the values differ: floats beyond ``atol + rtol·|b|`` (NaN only equals NaN with
    ``nan_equal``), anything else exactly — integers, enums and flags by value, strings by
    text, object references by the *identity* of the object they point to
-   (:mod:`pvdkit.diff.identity`), unique lists as the ordered list of their members.
+   (:mod:`pvdkit.identity`), unique lists as the ordered list of their members.
 """
 
 from __future__ import annotations
@@ -28,13 +28,6 @@ from typing import Any
 import numpy as np
 
 from pvdkit.diff.distance import as_compared, distances
-from pvdkit.diff.identity import (
-    HandleResolver,
-    Matching,
-    match_objects,
-    object_identities,
-    sorted_unique,
-)
 from pvdkit.diff.result import (
     DIFFERENT,
     EQUAL,
@@ -50,6 +43,13 @@ from pvdkit.diff.result import (
     SeriesDiff,
 )
 from pvdkit.diff.tolerance import Tolerance
+from pvdkit.identity import (
+    HandleResolver,
+    Matching,
+    match_objects,
+    object_identities,
+    sorted_unique,
+)
 from pvdkit.memory import cyclic_gc_paused
 from pvdkit.recording import Attribute, Class, ListSeries, Recording, Series
 from pvdkit.types import DataType, PvdError, PvdWarning

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pvdkit.diff.identity import NULL, UNRESOLVED, HandleResolver, match_objects, object_identities
+from pvdkit.identity import NULL, UNRESOLVED, HandleResolver, match_objects, object_identities
 from pvdkit.recording import Recording
 from pvdkit.streams import MemoryStream
 from pvdkit.types import DataType

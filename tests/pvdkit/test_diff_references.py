@@ -1,4 +1,4 @@
-"""One reader of object-handle references (:func:`pvdkit.diff.identity.handle_references`) for
+"""One reader of object-handle references (:func:`pvdkit.identity.handle_references`) for
 ``pvdkit diff``'s identities and :mod:`pvdkit.names`' vehicle walk: both follow the same graph,
 read from the object-handle series only, and it is the graph the query model describes series by
 series. Also :meth:`Recording.objects_of_class` (grouped by class once) against a plain scan."""
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvdkit.diff import identity
-from pvdkit.diff.identity import handle_references, object_identities, reference_series
+from pvdkit import identity
+from pvdkit.identity import handle_references, object_identities, reference_series
 from pvdkit.names import handle_attributes, handle_refs, referenced
 from pvdkit.recording import ListSeries, Recording
 from tests.pvdkit.test_diff_identity import _reuse_recording

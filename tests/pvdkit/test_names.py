@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pvdkit import cli
-from pvdkit.diff.identity import object_identities
+from pvdkit.identity import object_identities
 from pvdkit.names import (
     NORM,
     find_vehicles,
