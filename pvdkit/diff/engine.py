@@ -409,6 +409,7 @@ class Comparison:
         self._unused_rules(res)
         self._messages(res)
         self._first_seconds(res)
+        self._paths(res)
         res.seconds = time.perf_counter() - t0
         return res
 
@@ -447,6 +448,30 @@ class Comparison:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             res.notes.append(Note("unused_rule", f"{tol.source or 'tolerances'}: ignore_unmatched {glob!r} "
                                                  f"matches no class of A or B{hint}", difference=False))
+
+    def _paths(self, res: DiffResult) -> None:
+        """The path people know each reported object by (:mod:`pvdkit.names`:
+        ``/World/Standard/wheel 1/TireForce`` where the identity label reads
+        ``Vehicle#2/wheelAttachmentSet[1]/tireForce``), A's, else B's: for the differing series
+        and the objects without counterpart, the rows the reports list."""
+        rows = [sd for sd in res.series if sd.status != EQUAL and (sd.index_a >= 0 or sd.index_b >= 0)]
+        if not rows and not res.objects_only_a and not res.objects_only_b:
+            return
+        from pvdkit.names import names_of
+
+        names: dict[str, Any] = {}
+
+        def path(side: str, index: int) -> str:
+            if side not in names:
+                names[side] = names_of(self.a if side == "a" else self.b)
+            rec = self.a if side == "a" else self.b
+            return names[side].path(rec.objects[index])
+
+        for sd in rows:
+            sd.path = path("a", sd.index_a) if sd.index_a >= 0 else path("b", sd.index_b)
+        for change in (*res.objects_only_a, *res.objects_only_b):
+            if change.index >= 0:
+                change.path = path(change.side, change.index)
 
     def _first_seconds(self, res: DiffResult) -> None:
         """Simulated seconds of each first divergence: A's time base, else B's where frames are
@@ -513,7 +538,7 @@ class Comparison:
                     if self.options.tolerances.unmatched_ignored(idt.classes):
                         res.unmatched_ignored += 1
                         continue
-                    out.append(ObjectChange(side, idt.label, idt.cls, o.name, created, destroyed))
+                    out.append(ObjectChange(side, idt.label, idt.cls, o.name, created, destroyed, index=i))
         live: list[tuple[int, int]] = []
         lifetimes: list[SeriesDiff | None] = []
         objs_a, objs_b = self.a.objects, self.b.objects
@@ -533,9 +558,12 @@ class Comparison:
                 lifetimes.append(None)
             elif whole and la == lb:  # equal, as _lifetime finds (nothing to clip)
                 lifetimes.append(SeriesDiff(idt.label, idt.cls, "<lifetime>", "lifetime", EQUAL, tol,
-                                            compared=1))
+                                            compared=1, index_a=i, index_b=j))
             else:
-                lifetimes.append(self._lifetime(idt.label, idt.cls, la, lb, tol))
+                life = self._lifetime(idt.label, idt.cls, la, lb, tol)
+                if life is not None:
+                    life.index_a, life.index_b = i, j
+                lifetimes.append(life)
             live.append((i, j))
         if self.bulk:
             from pvdkit.diff.bulk import compare_pairs

@@ -137,7 +137,7 @@ def _figures(cmp: Comparison, res: DiffResult, series: list[SeriesDiff]) -> Iter
         err = f"max|a-b| {s.max_abs:.4g}" if s.max_abs is not None else s.status
         sub = (f"A {os.path.basename(res.a)}  B {os.path.basename(res.b)}  first divergence: frame "
                f"{s.first_frame}{ft}  {err}  {s.tolerance.describe()}")
-        title = printable(f"{s.object}.{s.attribute}{comp}  ({s.cls})")  # matplotlib takes no raw bytes
+        title = printable(f"{s.shown}.{s.attribute}{comp}  ({s.cls})")  # matplotlib takes no raw bytes
         cls = cmp.a.classes.get(s.cls) or cmp.b.classes.get(s.cls)
         quantity = printable(f"{s.attribute.rsplit('.', 1)[-1]}{comp}")
         fig = plot_series(al.frames, al.a, al.b, al.band, title=title, subtitle=printable(sub),

@@ -141,7 +141,7 @@ def format_text(res: DiffResult, max_report: int = 20, width: int | None = None)
 def _obj_text(x) -> str:
     name = f" {x.name!r}" if x.name else ""
     life = f"frames {_frame(x.created)}..{'end' if x.destroyed is None else _frame(x.destroyed)}"
-    return f"{x.label} ({x.cls}{name}), {life}"
+    return f"{x.shown} ({x.cls}{name}), {life}"
 
 
 def _wrap(text: str, width: int, first: str, rest: str, max_lines: int | None = None) -> list[str]:
@@ -176,7 +176,7 @@ def _table(rows: list[SeriesDiff], width: int) -> list[str]:
     head = ["frame", "time [s]", "attribute", "status", "differ/frames", "max|a-b|", "max rel", "A", "B"]
     groups: dict[str, list[SeriesDiff]] = {}
     for s in rows:
-        groups.setdefault(s.object, []).append(s)
+        groups.setdefault(s.shown, []).append(s)
     body = {id(s): [_frame(s.first_frame), seconds_text(s.first_seconds), s.attribute,
                     s.status, f"{s.differing}/{s.compared}", *_errors(s),
                     " ".join((s.a_value or "-").split()), " ".join((s.b_value or "-").split())]
@@ -273,7 +273,7 @@ def _xml_safe(text: str) -> str:
 
 def _series_line(s: SeriesDiff) -> str:
     abs_error, rel_error = _errors(s)
-    return (f"{s.object}.{s.attribute}: {s.status}, first divergence at frame {_frame(s.first_frame)}"
+    return (f"{s.shown}.{s.attribute}: {s.status}, first divergence at frame {_frame(s.first_frame)}"
             f"{at_time(s)}: A {s.a_value} B {s.b_value}; "
             f"{s.differing} of {s.compared} frames differ; max|a-b| {abs_error}, max rel {rel_error} "
             f"({s.tolerance.describe()})")

@@ -117,10 +117,18 @@ class ObjectChange:
     name: str
     created: int
     destroyed: int | None
+    #: The object's index in its recording, and its path for people (``pvdkit.names``).
+    index: int = field(default=-1, repr=False)
+    path: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """How reports name the object: its path, else its identity label."""
+        return self.path or self.label
 
     def to_dict(self) -> dict[str, Any]:
-        return {"side": self.side, "object": self.label, "class": self.cls, "name": self.name,
-                "created": self.created, "destroyed": self.destroyed}
+        return {"side": self.side, "object": self.label, "path": self.path, "class": self.cls,
+                "name": self.name, "created": self.created, "destroyed": self.destroyed}
 
 
 @dataclass
@@ -170,6 +178,14 @@ class SeriesDiff:
     index_b: int = field(default=-1, repr=False)
     # Last: the bulk comparison builds these positionally, up to index_b.
     first_seconds: float | None = None
+    #: The object's path for people (``/World/Standard/wheel 1/TireForce``, :mod:`pvdkit.names`),
+    #: set for the rows the reports list (differing ones); ``object`` is its identity label.
+    path: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """How reports name the object: its path, else its identity label."""
+        return self.path or self.object
 
     @property
     def is_different(self) -> bool:
@@ -186,7 +202,8 @@ class SeriesDiff:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "object": self.object, "class": self.cls, "attribute": self.attribute, "kind": self.kind,
+            "object": self.object, "path": self.path, "class": self.cls, "attribute": self.attribute,
+            "kind": self.kind,
             "status": self.status, "frames_compared": self.compared, "frames_differing": self.differing,
             "first_divergence_frame": self.first_frame, "first_divergence_time": self.first_time,
             "first_divergence_seconds": self.first_seconds,

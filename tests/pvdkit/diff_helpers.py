@@ -143,4 +143,6 @@ def pair(tmp_path: Path, a: Spec | None = None, b: Spec | None = None) -> tuple[
 
 
 TIRE = "Vehicle/wheels[{k}]/tireForce"
+#: The same TireForce as reports show it (pvdkit.names: vehicle, wheel, class).
+TIRE_PATH = "Vehicle/wheel {k}/TireForce"
 WHEEL = "Vehicle/wheels[{k}]"

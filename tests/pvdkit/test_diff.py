@@ -23,7 +23,7 @@ from pvdkit.diff.report import to_json, to_junit
 from pvdkit.plots import png_bytes
 from pvdkit.recording import Recording
 from pvdkit.types import PvdError
-from tests.pvdkit.diff_helpers import TIRE, WHEEL, Spec, lng_force, t_of, write
+from tests.pvdkit.diff_helpers import TIRE, TIRE_PATH, WHEEL, Spec, lng_force, t_of, write
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
 
@@ -209,6 +209,8 @@ def test_missing_object_is_a_difference(ref, tmp_path):
     res = compare_files(ref, _b(tmp_path, Spec(drop_tire=1)))
     assert res.exit_status == 1
     assert [(o.label, o.cls) for o in res.objects_only_a] == [(TIRE.format(k=1), "TireForce")]
+    assert res.objects_only_a[0].path == TIRE_PATH.format(k=1)  # the report lists it so
+    assert f"  {TIRE_PATH.format(k=1)} (TireForce 'TireForce')" in format_text(res)
     assert not res.objects_only_b
     ref_diff = _only(res, "tireForce", WHEEL.format(k=1))
     assert (ref_diff.first_frame, ref_diff.b_value) == (-1, "unset")
@@ -480,12 +482,15 @@ def test_text_report_table(ref, tmp_path, capsys):
     assert "first divergence at frame 7" in head
     table = lines[lines.index("differing attributes (4), by first divergence, grouped by object:") + 1:]
     assert table[0].split()[:4] == ["frame", "time", "[s]", "attribute"]
-    # Rows sit under their object's full path; the first row is the earliest divergence. These
+    # Rows sit under their object's full path (pvdkit.names: the vehicle, its wheel, the class;
+    # JSON keeps the identity label too); the first row is the earliest divergence. These
     # recordings do not say how their frames map to seconds: the time is "-".
-    assert table[1].strip() == TIRE.format(k=3)
+    assert table[1].strip() == TIRE_PATH.format(k=3)
     assert table[2].split()[:4] == ["7", "-", "latForce", "different"]
-    assert json.loads(to_json(compare_files(ref, b)))["series"][0]["first_divergence_time"] == t_of(7)
-    assert TIRE.format(k=2) in [line.strip() for line in table] and "2 more (--max-report)" in table[-1]
+    first = json.loads(to_json(compare_files(ref, b)))["series"][0]
+    assert first["first_divergence_time"] == t_of(7)
+    assert (first["object"], first["path"]) == (TIRE.format(k=3), TIRE_PATH.format(k=3))
+    assert TIRE_PATH.format(k=2) in [line.strip() for line in table] and "2 more (--max-report)" in table[-1]
     assert all(len(line) <= 100 for line in lines)  # not a terminal: 100 columns
 
 
@@ -520,7 +525,7 @@ def test_text_report_fits_the_width_without_cutting_paths_or_values(ref, tmp_pat
         assert len(table) > 4
         flat = " ".join(" ".join(table).split())
         for s in res.differing_series:  # every object path, attribute and value appears whole
-            for part in (s.object, s.attribute, s.a_value, s.b_value):
+            for part in (s.path, s.attribute, s.a_value, s.b_value):
                 assert " ".join(part.split()) in flat.replace("/ ", "/"), (width, part)
     wide = format_text(res, width=200).splitlines()
     header = next(line for line in wide if line.split()[:2] == ["frame", "time"])

@@ -252,6 +252,10 @@ def test_diff_of_recording_and_replay_localises_each_vehicle(tmp_path) -> None:
             first[owner] = (f, row["attribute"], row["status"])
     vehicles = {k for k in first if k.startswith("Vehicle#")}
     assert vehicles == {"Vehicle#0", "Vehicle#1", "Vehicle#2", "Vehicle#3"}
+    # the reports name them as people do: by the vehicle's name and the wheel
+    paths = {row["path"] for row in data["series"] if row["status"] != "equal"}
+    assert {p.split("/")[2] for p in paths if p.startswith("/World/")} == {"Basic", "Raw", "Standard", "Tank"}
+    assert "/World/Standard/wheel 0/WheelRigidBodyState" in paths
     for owner, (frame, attribute, status) in first.items():
         assert status == "different" and frame >= 2, (owner, frame, attribute, status)
 
