@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from pvdkit import outputs
+from simcore.commands.states import AUTOMATIC_GEAR, DirectDriveGear
 from simcore.replay.engine import ReplayVehicle, recorded_series
 from simcore.replay.recorded import RecordedVehicle
 
@@ -63,21 +64,38 @@ def chatter_steps(wheel_speed: np.ndarray) -> np.ndarray:
 
 
 def control_phases(rv: RecordedVehicle, steps: np.ndarray) -> list[tuple[str, int, int]]:
-    """(label, first step, last step) runs of the same kind of driver input."""
+    """(label, first step, last step) runs of the same kind of driver input: handbrake, brake,
+    throttle, steer (a tank's tracks thrust unequally), reverse (reverse gear requested, a tank's
+    track thrust backwards, a raw vehicle's drive torque negative), else coast."""
     c = rv.commands.get("commands")
     if c is not None:
-        throttle, steer = c["throttle"], c["steer"]
+        throttle, steer = c["throttle"], c["steer"].astype(bool)
+        n = len(throttle)
+        reverse = np.zeros(n, bool)
         brake, handbrake = c["brakes"][:, 0], c["brakes"][:, 1]
+        direct = rv.commands.get("direct_drive_transmission")
+        engine = rv.commands.get("engine_drive_transmission") or rv.commands.get("tank_drive_transmission")
+        if direct is not None:
+            reverse = np.asarray(direct["gear"]).reshape(-1)[:n] == int(DirectDriveGear.REVERSE)
+        elif engine is not None and rv.params.gearbox is not None:  # gears below neutral reverse
+            target = np.asarray(engine["target_gear"]).reshape(-1)[:n]
+            reverse = (target < rv.params.gearbox.neutral_gear) & (target != AUTOMATIC_GEAR)
+            thrusts = engine.get("thrusts")
+            if thrusts is not None:  # a tank steers and reverses by its tracks' thrusts
+                reverse = reverse | (thrusts < 0).any(axis=1)
+                steer = steer | (thrusts[:, 0] != thrusts[:, 1])
     else:  # raw: the per-wheel responses
         r = rv.responses
         throttle = np.abs(r["drive"]).max(axis=1)
+        reverse = (r["drive"] < 0).any(axis=1)
         brake = np.abs(r["brake"]).max(axis=1)
         handbrake = np.zeros_like(brake)
-        steer = np.abs(r["steer"]).max(axis=1)
+        steer = np.abs(r["steer"]).max(axis=1) != 0
     labels = []
     for i in steps:
         parts = [name for name, on in (("handbrake", handbrake[i] > 0), ("brake", brake[i] > 0),
-                                       ("throttle", throttle[i] > 0), ("steer", steer[i] != 0)) if on]
+                                       ("throttle", throttle[i] > 0), ("steer", steer[i]),
+                                       ("reverse", reverse[i])) if on]
         labels.append("+".join(parts) or "coast")
     phases: list[tuple[str, int, int]] = []
     for i, label in zip(steps, labels, strict=True):

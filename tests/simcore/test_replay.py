@@ -377,3 +377,32 @@ def test_scene_overrides_change_the_replay_and_bad_ones_are_one_line(tmp_path) -
     assert bad.returncode == 2 and "--gravity" in bad.stderr and "Traceback" not in bad.stderr
     bad = _cli(str(DEV_DRIVE), "--friction", "-1", "--quiet")
     assert bad.returncode == 2 and "--friction" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_phases_tell_reverse_and_a_tanks_steering_apart() -> None:
+    """The report's "where" column: reverse gear requested (below the gearbox's neutral, not the
+    autobox's 255), a direct drive's REVERSE, a tank's tracks thrusting backwards or unequally
+    (its steering) and a raw vehicle's negative drive torque each start a phase of their own
+    (reversing and driving forward were both "throttle")."""
+    from types import SimpleNamespace
+
+    from simcore.replay.report import control_phases
+
+    steps = np.arange(6)
+    base = {"throttle": np.full(6, 0.5), "steer": np.zeros(6), "brakes": np.zeros((6, 2))}
+    engine = SimpleNamespace(params=SimpleNamespace(gearbox=SimpleNamespace(neutral_gear=1)), commands={
+        "commands": base, "engine_drive_transmission": {"target_gear": np.array([0, 0, 255, 255, 2, 1])}})
+    assert control_phases(engine, steps) == [("throttle+reverse", 0, 1), ("throttle", 2, 5)]
+    direct = SimpleNamespace(params=SimpleNamespace(gearbox=None), commands={
+        "commands": base, "direct_drive_transmission": {"gear": np.array([2, 2, 0, 0, 1, 2])}})
+    assert control_phases(direct, steps) == [("throttle", 0, 1), ("throttle+reverse", 2, 3),
+                                             ("throttle", 4, 5)]
+    thrusts = np.array([[1, 1], [1, 0.4], [1, 0.4], [-1, -1], [-1, -1], [1, 1]], float)
+    tank = SimpleNamespace(params=SimpleNamespace(gearbox=SimpleNamespace(neutral_gear=1)), commands={
+        "commands": base, "tank_drive_transmission": {"target_gear": np.full(6, 255), "thrusts": thrusts}})
+    assert control_phases(tank, steps) == [("throttle", 0, 0), ("throttle+steer", 1, 2),
+                                           ("throttle+reverse", 3, 4), ("throttle", 5, 5)]
+    raw = SimpleNamespace(commands={}, responses={
+        "drive": np.array([[250.0, 250, 0, 0]] * 3 + [[-250.0, -250, 0, 0]] * 3),
+        "brake": np.zeros((6, 4)), "steer": np.zeros((6, 4))})
+    assert control_phases(raw, steps) == [("throttle", 0, 2), ("throttle+reverse", 3, 5)]
