@@ -270,8 +270,8 @@ class LiveRecorder:
             return self._summary
         self.closed = True
         damage = self.parser.error
-        if reason is None and damage is None and self.parser.pending and self.parser.version is not None:
-            reason = self.parser.finish()
+        if reason is None and damage is None and self.parser.version is not None:
+            reason = self.parser.finish()  # an incomplete command, or a last frame cut short
         if self.preamble is not None and not self.preamble.done and reason is None:
             got = self.preamble.received
             reason = (f"{self.source_name}: the stream ended after {len(got)} bytes ({_hex(got)}), "

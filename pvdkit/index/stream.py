@@ -67,6 +67,12 @@ class StreamParser:
         self.frames = 0  # START_FRAME commands
         self.objects = 0  # CREATE_OBJECT commands (object lifetimes)
         self.frame = -1  # index of the frame in force (the last START_FRAME's)
+        # The frame left open (a START_FRAME with no STOP_FRAME yet): its DESTROY_OBJECT commands
+        # and its other ones. PhysX ends a recording inside such a frame holding the destroys of
+        # every object; a sender killed mid-frame leaves one holding others only (finish()).
+        self.in_frame = False
+        self.open_frame_destroys = 0
+        self.open_frame_others = 0
         self.error: str | None = None
         self._buf = bytearray()  # the header until complete, then the unconsumed tail
         self._need = HEADER_SIZE  # tokenize no sooner than this many bytes are buffered
@@ -148,11 +154,29 @@ class StreamParser:
         self.frames += int(np.count_nonzero(kind == Command.START_FRAME))
         self.objects += int(np.count_nonzero(kind == Command.CREATE_OBJECT))
         self.frame = table.last_frame
+        self._track_open_frame(kind)
         return Chunk(data[:end], table, start)
+
+    def _track_open_frame(self, kind: np.ndarray) -> None:
+        """Update :attr:`in_frame` and the open frame's command counts with a chunk's kinds."""
+        marks = np.flatnonzero((kind == Command.START_FRAME) | (kind == Command.STOP_FRAME))
+        if len(marks):
+            last = int(marks[-1])
+            self.in_frame = bool(kind[last] == Command.START_FRAME)
+            self.open_frame_destroys = self.open_frame_others = 0
+            after = kind[last + 1:]
+        else:
+            after = kind
+        if self.in_frame:
+            destroys = int(np.count_nonzero(after == Command.DESTROY_OBJECT))
+            self.open_frame_destroys += destroys
+            self.open_frame_others += len(after) - destroys
 
     def finish(self) -> str | None:
         """Why the stream cannot be complete as received: None when it ends after a complete
-        command, else the damage or the incomplete command at the end (with its offset)."""
+        command, else the damage, the incomplete command at the end (with its offset), or a
+        last frame cut short: open, holding commands but none of the destroys PhysX writes
+        when it stops recording (the sender was killed between two commands)."""
         if self.error is not None:
             return self.error
         if self.version is None:
@@ -161,4 +185,9 @@ class StreamParser:
         if self.pending:
             return (f"{self.source_name}: the stream ended inside a command at byte offset "
                     f"{self.parsed_bytes} ({self.pending} bytes of it received)")
+        if self.in_frame and self.open_frame_others and not self.open_frame_destroys:
+            return (f"{self.source_name}: the stream ended inside frame {self.frame} "
+                    f"({self.open_frame_others:,} commands into it) without the destroy commands "
+                    "PhysX writes when it stops recording: the sender stopped without closing the "
+                    "recording (killed or crashed)")
         return None

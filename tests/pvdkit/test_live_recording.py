@@ -179,6 +179,33 @@ def test_a_stream_cut_inside_a_command_says_so_and_a_foreign_header_raises(strea
         Recording.stream("web").feed(b"GET / HTTP/1.1\r\n\r\n")
 
 
+def test_a_sender_killed_between_two_commands_is_not_a_clean_end(stream: bytes, tmp_path) -> None:
+    """PhysX ends its recording inside an open frame holding the destroys of every object; a
+    PhysX killed mid-frame leaves an open frame of other commands, which looked like a clean
+    end (exit 0, complete = true: 3 of 7 kills in a live audit). A stream cut after a frame's
+    STOP_FRAME cannot be told from a producer that stops there, and stays complete."""
+    from pvdkit.live import LiveRecorder
+
+    t = tokenize(np.frombuffer(stream, np.uint8))
+    ends = t.end.astype(int)
+    assert t.kind[-1] == Command.DESTROY_OBJECT  # PhysX's teardown, in its open last frame
+    mid_frame = int(np.flatnonzero(t.kind == Command.SET_ATTRIBUTE)[len(t) // 2])
+    after_stop = int(np.flatnonzero(t.kind == Command.STOP_FRAME)[100])
+    for name, end, complete in (("whole", len(stream), True), ("mid-frame", ends[mid_frame], False),
+                                ("after a frame", ends[after_stop], True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PvdWarning)
+            rec = LiveRecorder(tmp_path / f"{name}.h5")
+            rec.feed(stream[:end])
+            summary = rec.close()
+        assert summary.complete == complete, (name, summary.reason)
+        if not complete:
+            assert "ended inside frame" in summary.reason and "killed or crashed" in summary.reason
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PvdWarning)
+                assert Recording.open(tmp_path / f"{name}.h5").incomplete is not None
+
+
 @pytest.mark.parametrize("cut", ["whole", "inside a command", "damaged"])
 def test_a_live_h5_from_pieces_is_the_file_convert_makes_of_the_same_bytes(stream: bytes, tmp_path,
                                                                           cut) -> None:
