@@ -627,3 +627,20 @@ def test_differences_wait_for_a_live_recording_to_stop(qtbot, tmp_path):
         assert panel.find() is None and "still receiving" in panel.header.text()
     finally:
         feed.stop()
+
+
+def test_a_lost_stream_names_its_peer_once():
+    """The recorder's reasons start with the peer (its source name); the status bar said
+    "127.0.0.1:51950: 127.0.0.1:51950: the stream ended …"."""
+    from viewer.model.live import TcpFeed
+
+    feed = TcpFeed("127.0.0.1:0")
+    try:
+        feed.peer, feed.state = "127.0.0.1:51950", "lost"
+        feed.reason = "127.0.0.1:51950: the stream ended inside a command at byte offset 12 (3 bytes)"
+        assert feed.status_text().startswith("127.0.0.1:51950: the stream ended inside a command")
+        feed.reason = "stopped by an error: disk full"
+        assert feed.status_text().startswith("127.0.0.1:51950: stopped by an error: disk full; kept ")
+    finally:
+        feed.stop()
+        feed.discard()

@@ -217,7 +217,10 @@ class LiveFeed(ABC):
             return f"following {self.source_name} as it grows: {got}"
         if self.state == "ended":
             return f"{self.peer or self.source_name} ended the stream: {got}"
-        return f"{self.peer or self.source_name}: {self.reason}; kept {got}"
+        who, reason = self.peer or self.source_name, self.reason or ""
+        # the recorder's reasons already name the peer: not twice
+        said = reason if reason.startswith(f"{who}:") else f"{who}: {reason}"
+        return f"{said}; kept {got}"
 
 
 class TcpFeed(LiveFeed):
