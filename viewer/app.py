@@ -382,7 +382,37 @@ def run(options: ViewOptions) -> int:
             win.open_file(options.files[0])
             for other in options.compared:
                 win.open_file(other, compare=True)
-    return int(app.exec())
+    received = _close_on_signals(win)
+    status = int(app.exec())
+    return {"SIGINT": 130, "SIGTERM": 143}.get(received[0], status) if received else status
+
+
+#: How often Qt's event loop hands Python control, so that it runs its signal handlers (ms).
+SIGNAL_POLL_MS = 200
+
+
+def _close_on_signals(win) -> list[str]:
+    """Ctrl-C and SIGTERM close the window as an interruption (:meth:`MainWindow.interrupt`: a
+    live recording is closed, not left as if killed). Python runs signal handlers only when it
+    has control, and Qt's event loop is C++: a timer hands it control. Returns the list that
+    receives the signal's name."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    received: list[str] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if not received:
+            received.append(signal.Signals(signum).name)
+            win.interrupt(received[0])
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, on_signal)
+    timer = QTimer(win)
+    timer.timeout.connect(lambda: None)
+    timer.start(SIGNAL_POLL_MS)
+    return received
 
 
 def _view_options_given(options: ViewOptions) -> bool:

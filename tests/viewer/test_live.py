@@ -644,3 +644,56 @@ def test_a_lost_stream_names_its_peer_once():
     finally:
         feed.stop()
         feed.discard()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_closes_the_live_viewer_keeping_what_arrived(tmp_path, stream, signame):
+    """SIGTERM (what `timeout` and a logout send) killed the viewer with its live recording
+    left as if it had crashed, and Ctrl-C printed KeyboardInterrupt tracebacks while the window
+    stayed open. Now both close it: a --save recording ends complete = false with the signal
+    as the reason, a temporary one is kept and its path printed, exit 143 / 130."""
+    import signal
+    import subprocess
+    import sys
+
+    port = _free_port()
+    save = tmp_path / "saved.h5"
+    args = [sys.executable, "-m", "pvdkit", "view", "--listen", f"127.0.0.1:{port}"]
+    if signame == "SIGTERM":
+        args += ["--save", str(save)]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
+    viewer = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # the viewer binds its port once Qt and the window are up
+            try:
+                conn = send(port, PREAMBLE + stream[: len(stream) // 2], keep_open=True)
+                break
+            except OSError:
+                assert viewer.poll() is None and time.monotonic() < deadline, viewer.communicate()
+                time.sleep(0.2)
+        time.sleep(2.0)  # received, parsed and committed (a commit within a second of a pause)
+        viewer.send_signal(getattr(signal, signame))
+        out, err = viewer.communicate(timeout=60)
+    finally:
+        if viewer.poll() is None:
+            viewer.kill()
+    conn.close()
+    assert viewer.returncode == {"SIGTERM": 143, "SIGINT": 130}[signame], err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    if signame == "SIGTERM":
+        path = save
+    else:
+        (line,) = [x for x in err.splitlines() if "is kept in" in x]
+        path = Path(line.rsplit(" is kept in ", 1)[1])
+        assert line.startswith("pvdkit view: interrupted by SIGINT; what 127.0.0.1:")
+    rec = _open(path)
+    assert len(rec.frames) > 0
+    assert rec.incomplete == f"interrupted by {signame}"

@@ -109,6 +109,8 @@ class LiveFeed(ABC):
         self.started: float | None = None
         self._queue: queue.SimpleQueue[Chunk | None] = queue.SimpleQueue()
         self._stop = threading.Event()
+        #: Why it was stopped (recorded as the recording's ``interrupted``).
+        self._stop_reason = "stopped in the viewer"
         self._thread: threading.Thread | None = None
         self._ended_seen = False
 
@@ -121,8 +123,11 @@ class LiveFeed(ABC):
                                         daemon=True)
         self._thread.start()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop receiving (what arrived stays); returns when the thread has finished."""
+    def stop(self, timeout: float = 5.0, reason: str | None = None) -> None:
+        """Stop receiving (what arrived stays); returns when the thread has finished. ``reason``
+        (default "stopped in the viewer") is recorded as why the recording is incomplete."""
+        if reason is not None and not self._stop.is_set():
+            self._stop_reason = reason
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
@@ -144,7 +149,7 @@ class LiveFeed(ABC):
         try:
             self._run()
         except _Stop:
-            self._finish("stopped", "stopped in the viewer")
+            self._finish("stopped", self._stop_reason)
         except PvdError as exc:
             self._finish("lost", " ".join(str(exc).split()))
         except Exception as exc:  # a bug: say it, keep what arrived
@@ -297,7 +302,7 @@ class TcpFeed(LiveFeed):
             coalescing.flush()
         except _Stop:
             coalescing.flush()
-            self.summary = recorder.close("stopped in the viewer")
+            self.summary = recorder.close(self._stop_reason)
             raise
         except BaseException as exc:
             self.summary = recorder.close(f"stopped by an error: {' '.join(str(exc).split())}")

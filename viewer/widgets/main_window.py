@@ -4,6 +4,7 @@ the timeline along the bottom, menus, recent files, drag and drop, background lo
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from PySide6.QtCore import QSettings, Qt, QTimer
@@ -555,6 +556,20 @@ class MainWindow(QMainWindow):
         self.stop_live_action.setEnabled(False)
         self.save_live_action.setEnabled(False)
         return True
+
+    def interrupt(self, signal_name: str) -> None:
+        """Ctrl-C or SIGTERM: close without asking anything. A live recording stops, closed with
+        ``complete = false`` and ``interrupted by SIGTERM``; one in a temporary file is kept
+        there, its path on stderr (nobody could be asked, and nothing received is dropped)."""
+        feed = self.workspace.live
+        if feed is not None:
+            feed.stop(reason=f"interrupted by {signal_name}")
+            if isinstance(feed, TcpFeed) and feed.temporary and feed.recorded:
+                print(f"pvdkit view: interrupted by {signal_name}; what {feed.peer or feed.source_name} "
+                      f"sent is kept in {feed.path}", file=sys.stderr)
+            self.workspace.stop_live()
+            self._live_timer.stop()
+        self.close()
 
     def save_live(self, path: str) -> str:
         """Keep the live recording received from PhysX as ``path`` (``.h5`` or ``.ovd``); the
