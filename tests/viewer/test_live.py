@@ -569,14 +569,16 @@ _WRITER = """
 import sys, time
 from pvdkit.live import LiveRecorder
 data = open(sys.argv[1], "rb").read()
-rec = LiveRecorder(sys.argv[2], flush_interval=0.1)
-step = len(data) // 20
-for i in range(0, len(data), step):
+rec = LiveRecorder(sys.argv[2], flush_interval=0.5)
+step = len(data) // 100
+for k, i in enumerate(range(0, len(data), step)):
     rec.feed(data[i:i + step])
-    time.sleep(0.1)
-    if i == 0:
-        print("started", flush=True)
-        sys.stdin.readline()  # the test opens the file, then lets the writer go on
+    rec.poll()
+    time.sleep(0.02)
+    if k in (10, 50):
+        rec.poll()  # a commit: what was fed is in the file
+        print("started" if k == 10 else "half", flush=True)
+        sys.stdin.readline()  # the test looks at the file, then lets the writer go on
 rec.close()
 """
 
@@ -589,8 +591,12 @@ def test_the_window_follows_an_h5_another_process_is_writing(qtbot, tmp_path):
 
     from viewer.widgets.main_window import MainWindow
 
+    from pvdkit.convert import convert
+
     out = tmp_path / "growing.h5"
-    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(FIXTURE), str(out)],
+    source = tmp_path / "dev_drive.ovd"  # 30 MB: commits the first open's view misses
+    convert(DATA / "dev_drive.h5", source)
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(source), str(out)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert writer.stdout.readline().strip() == "started"
@@ -602,16 +608,24 @@ def test_the_window_follows_an_h5_another_process_is_writing(qtbot, tmp_path):
         assert win._h5_watch is not None and not win.timeline.follow_button.isHidden()
         writer.stdin.write("go\n")
         writer.stdin.flush()
+        assert writer.stdout.readline().strip() == "half"
+        # it grows on screen while its writer still has it open (HDF5 gave a second open in
+        # this process the first one's view: 161 frames shown of a file grown to 2,485)
+        qtbot.waitUntil(lambda: win.workspace.session.n_frames > first, timeout=60_000)
+        assert win._h5_watch is not None and writer.poll() is None
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
         qtbot.waitUntil(lambda: win._h5_watch is None, timeout=60_000)  # the writer closed it
         assert writer.wait(30) == 0
     finally:
         writer.kill()
-    ref = _open(FIXTURE)
+    ref = _open(source)
     ws = win.workspace
     assert first < ws.session.n_frames == len(ref.frames)
     assert ws.session.recording.incomplete is None
     assert ws.timeline.frame == ws.timeline.last_frame  # it followed the latest frame
     assert ws.current_vehicle is not None and ws.current_vehicle.name == "/World/Basic"
+    assert not win.check_disk()  # the state shown is the file's last: no "changed on disk"
 
 
 def test_differences_wait_for_a_live_recording_to_stop(qtbot, tmp_path):

@@ -462,18 +462,25 @@ class H5FileWatch:
 
     def changed(self) -> bool:
         """True when the file should be opened again (it changed, or it is time for the one
-        more look) while it is still followed."""
-        if self.done:
-            return False
+        more look) while it is still followed — also once its writer closed it: closing
+        compacts the file, after the state read last had already said it was complete."""
         now = self.stamp()
         if now is None:
             return False
         if now != self._stamp:
             return True
+        if self.done:
+            return False
         if not self._looked_again and time.monotonic() - self._seen_at > QUIET_SECONDS:
             self._looked_again = True
             return True
         return False
+
+
+    def finished(self) -> bool:
+        """True once the writer closed the file and it stayed unchanged for :data:`QUIET_SECONDS`
+        since it was read: nothing more to follow."""
+        return self.done and time.monotonic() - self._seen_at > QUIET_SECONDS and self.stamp() == self._stamp
 
 
 def being_written(path: str, recording: Recording | None = None, *, recently: bool = True,

@@ -39,6 +39,30 @@ def file_stamp(path: str) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
+#: Reads of a file being written tried before :func:`quiet_bytes` gives up, and the pause
+#: between two (s).
+QUIET_READ_TRIES = 20
+QUIET_READ_PAUSE = 0.05
+
+
+def quiet_bytes(path: str) -> tuple[bytes, tuple[int, int]]:
+    """The bytes of a file another program is writing, read between two of its writes (its
+    size and modification time the same before and after the read), and that stamp: an image
+    of the file as a crash at that moment would leave it, which pvdkit's crash-safe ``.h5``
+    reader opens as such. :class:`PvdError` when it changed during every read."""
+    for _ in range(QUIET_READ_TRIES):
+        before = file_stamp(path)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise PvdError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        if before is not None and file_stamp(path) == before and len(data) == before[0]:
+            return data, before
+        time.sleep(QUIET_READ_PAUSE)
+    raise PvdError(f"{path}: it changed while each of {QUIET_READ_TRIES} reads ran (its writer never paused)")
+
+
 class RecordingSession:
     """A recording plus what the viewer derives from it: time base, vehicles, object lookup.
 
@@ -67,16 +91,26 @@ class RecordingSession:
         progress(1.0, "ready")
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, up_axis: str = "auto",
-             progress: ProgressCallback | None = None) -> RecordingSession:
+    def open(cls, path: str | os.PathLike, *, up_axis: str = "auto", progress: ProgressCallback | None = None,
+             snapshot: bool = False) -> RecordingSession:
         """Open and index a ``.ovd`` or ``.h5`` file. Raises :class:`PvdError` with a readable
-        message for a missing, unreadable or foreign file."""
+        message for a missing, unreadable or foreign file.
+
+        ``snapshot``: read the file's bytes between two writes (:func:`quiet_bytes`) and open
+        that image. For an ``.h5`` this process has open already (the one shown while a newer
+        state of it is read: followed as it is written, or a new run compared with the one
+        before): HDF5 hands a second open of a file in the same process the first one's view
+        of it, however much the file grew since."""
         report = progress or _no_progress
         name = require_input(path)
         t0 = time.perf_counter()
         stamp = file_stamp(name)  # before reading: a file still being written may change meanwhile
         report(None, f"indexing {os.path.basename(name)} ({(stamp[0] if stamp else 0) / 1e6:.1f} MB)")
-        rec = Recording.open(name)
+        if snapshot:
+            data, stamp = quiet_bytes(name)
+            rec = Recording.open(data, source_name=name)
+        else:
+            rec = Recording.open(name)
         session = cls(rec, name, up_axis=up_axis, progress=report)
         session.open_seconds = time.perf_counter() - t0
         session.file_stamp = stamp

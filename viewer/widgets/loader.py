@@ -45,10 +45,12 @@ class RecordingLoader(QObject):
     loaded = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, path: str, up_axis: str = "auto", parent: QObject | None = None) -> None:
+    def __init__(self, path: str, up_axis: str = "auto", parent: QObject | None = None, *,
+                 snapshot: bool = False) -> None:
         super().__init__(parent)
         self.path = path
         self.up_axis = up_axis
+        self.snapshot = snapshot  # RecordingSession.open's
         self._messages: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=f"load {path}", daemon=True)
         self._ended = False
@@ -74,7 +76,8 @@ class RecordingLoader(QObject):
 
     def _run(self) -> None:
         try:
-            session = RecordingSession.open(self.path, up_axis=self.up_axis, progress=self._report)
+            session = RecordingSession.open(self.path, up_axis=self.up_axis, progress=self._report,
+                                            snapshot=self.snapshot)
         except PvdError as exc:
             self._messages.put(("failed", str(exc)))
         except Exception as exc:  # a bug must reach the user, not kill the thread silently

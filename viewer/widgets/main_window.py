@@ -357,10 +357,13 @@ class MainWindow(QMainWindow):
             self.show_status(what, error=session is not None)
             return None
         path = session.path
+        # Kept open as B, the run shown would hand its view of the file to the new open.
+        snapshot = keep_previous and path.lower().endswith((".h5", ".hdf5"))
         if wait:
-            self._reloaded(RecordingSession.open(path, up_axis=self.up_axis), keep_previous)
+            session = RecordingSession.open(path, up_axis=self.up_axis, snapshot=snapshot)
+            self._reloaded(session, keep_previous)
             return None
-        loader = RecordingLoader(path, self.up_axis, self)
+        loader = RecordingLoader(path, self.up_axis, self, snapshot=snapshot)
         loader.progress.connect(self._on_progress)
         loader.loaded.connect(lambda s: self._finish_reload(loader, s, keep_previous))
         loader.failed.connect(lambda msg: self._failed(loader, msg, path))
@@ -433,9 +436,7 @@ class MainWindow(QMainWindow):
                              f"{session.open_seconds:.2f} s)")
         elif self._h5_watch is not None and self._h5_watch.path == path and ws.session is not None:
             ws.replace_session(session)  # a newer state of the .h5 being written
-            self._h5_watch.seen(session.recording, session.file_stamp)
-            if self._h5_watch.done:
-                self._stop_h5_watch()
+            self._h5_watch.seen(session.recording, session.file_stamp)  # done: _poll_h5 stops it
         else:
             self.save_user_layout()
             ws.set_session(session)
@@ -632,7 +633,27 @@ class MainWindow(QMainWindow):
         if watch is None or self._loaders:
             return
         if watch.changed():
-            self.open_file(watch.path)
+            self._read_followed(watch.path)
+        elif watch.finished():
+            self._stop_h5_watch()
+
+    def _read_followed(self, path: str) -> None:
+        """Read the ``.h5`` being followed again, as a snapshot of its bytes: the session shown
+        holds the file open, and HDF5 gives a second open in this process that first view of it
+        (the window showed 161 frames of a file grown to 2,485 until its writer closed it)."""
+        loader = RecordingLoader(path, self.up_axis, self, snapshot=True)
+        loader.loaded.connect(lambda s: self._finish(loader, s, path, False))
+        loader.failed.connect(lambda msg: self._follow_failed(loader, msg, path))
+        self._loaders.append(loader)
+        loader.start()
+
+    def _follow_failed(self, loader: RecordingLoader, message: str, path: str) -> None:
+        """A look at the file being followed failed (its writer never paused, a torn read): the
+        state shown stays, the next change tries again."""
+        self._loaders.remove(loader)
+        if not self._loaders:
+            self.progress.hide()
+        self.show_status(f"following {os.path.basename(path)}: {message.splitlines()[0]}; trying again")
 
     def check_disk(self) -> bool:
         """Whether the file of the recording shown changed on disk since it was read (a new run
