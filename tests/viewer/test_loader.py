@@ -38,7 +38,7 @@ def test_progress_and_result_arrive_in_order_on_the_gui_thread(qapp, fake_open):
     worker_threads = []
     session = object()
 
-    def opening(path, up_axis="auto", progress=None):
+    def opening(path, up_axis="auto", progress=None, snapshot=False):
         worker_threads.append(threading.current_thread())
         for k in range(1000):
             progress(k / 1000, f"step {k}")
@@ -61,14 +61,14 @@ def test_progress_and_result_arrive_in_order_on_the_gui_thread(qapp, fake_open):
 def test_a_recording_error_is_its_message_and_a_bug_keeps_its_traceback(qapp, fake_open):
     from pvdkit.types import PvdError
 
-    def refusing(path, up_axis="auto", progress=None):
+    def refusing(path, up_axis="auto", progress=None, snapshot=False):
         raise PvdError(f"{path}: not an OmniPVD stream")
 
     fake_open(refusing)
     seen = _run(RecordingLoader("bad.ovd"))
     assert seen["failed"] == ["bad.ovd: not an OmniPVD stream"] and seen["loaded"] == []
 
-    def buggy(path, up_axis="auto", progress=None):
+    def buggy(path, up_axis="auto", progress=None, snapshot=False):
         return {}["missing"]
 
     fake_open(buggy)
