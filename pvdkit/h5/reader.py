@@ -464,6 +464,11 @@ def _truth(value: object) -> bool:
     return False
 
 
+#: Why a recording whose writer never closed it is incomplete: it may still be writing it (a
+#: recording shown as it is written) or have been killed; the frames of its last commit are there.
+WRITER_OPEN = "its writer has not closed it (still writing, or killed or crashed)"
+
+
 def _incomplete_reason(f: h5py.File, src: _Source | None = None) -> str | None:
     """Why a recording is incomplete (None when its writer closed it normally)."""
     if src is None:
@@ -472,7 +477,7 @@ def _incomplete_reason(f: h5py.File, src: _Source | None = None) -> str | None:
     if complete is None or _truth(complete):
         return None
     reason = src.attr_str(f, "interrupted") or ""
-    return reason or "its writer stopped without closing it (killed or crashed)"
+    return reason or WRITER_OPEN
 
 
 def _check_source(src: _Source) -> Version:

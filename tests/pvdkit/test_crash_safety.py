@@ -148,7 +148,7 @@ def test_sigkill_leaves_a_readable_recording(tmp_path, start_recording, after_st
     _assert_lost_at_most_a_second(run, rec, t)
     with pytest.warns(UserWarning, match="incomplete"):
         again = Recording.open(run.out)
-    assert again.incomplete == "its writer stopped without closing it (killed or crashed)"
+    assert again.incomplete == "its writer has not closed it (still writing, or killed or crashed)"
 
 
 @pytest.mark.parametrize(

@@ -589,9 +589,8 @@ def test_the_window_follows_an_h5_another_process_is_writing(qtbot, tmp_path):
 
     from PySide6.QtCore import QSettings
 
-    from viewer.widgets.main_window import MainWindow
-
     from pvdkit.convert import convert
+    from viewer.widgets.main_window import MainWindow
 
     out = tmp_path / "growing.h5"
     source = tmp_path / "dev_drive.ovd"  # 30 MB: commits the first open's view misses

@@ -31,6 +31,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from pvdkit.h5.reader import WRITER_OPEN
 from pvdkit.h5.stream import FLUSH_INTERVAL
 from pvdkit.index.stream import Chunk, StreamParser
 from pvdkit.listen import FIRST_BYTES_SECONDS, listen_socket, parse_address, receive
@@ -53,8 +54,6 @@ READ_BYTES = 1 << 20
 FRESH_SECONDS = 10.0
 #: How long an ``.h5`` being followed stays unchanged before it is read once more (s).
 QUIET_SECONDS = 2.0
-#: Why an ``.h5`` is incomplete while its writer still has it open (pvdkit.h5's wording).
-WRITER_OPEN = "its writer stopped without closing it (killed or crashed)"
 
 #: Feed states: no data yet; data arriving; the sender closed the stream cleanly; the stream
 #: was cut, reset or damaged; the user stopped it; a file being followed.
