@@ -450,6 +450,10 @@ def test_the_window_shows_a_live_stream_growing_and_offers_to_keep_it(qtbot, tmp
     # The curves grew with the recording (fetched again into the same plot items).
     last = ws.timeline.last_frame
     qtbot.waitUntil(lambda: win.plots.panels[0].drawn[0].data.frames[-1] >= last - 2, timeout=5_000)
+    # the x axis says what its ticks count once the clock arrived (it kept "frame" over seconds)
+    bottom = win.plots.panels[-1].items()[-1].getAxis("bottom")
+    qtbot.waitUntil(lambda: bottom.labelText == "time [s]" or win.plots.panels[-1].items()[-1]
+                    .getAxis("bottom").labelText == "time [s]", timeout=5_000)
     assert win.objects.tree.topLevelItemCount() >= 1
     assert "ended inside a command" in win.status_label.text()
     # Scrubbing back while stopped, then closing: the temporary recording is offered and kept.
@@ -710,3 +714,34 @@ def test_a_signal_closes_the_live_viewer_keeping_what_arrived(tmp_path, stream, 
     rec = _open(path)
     assert len(rec.frames) > 0
     assert rec.incomplete == f"interrupted by {signame}"
+
+
+def test_a_live_plot_made_before_the_clock_arrived_labels_its_axis_in_seconds_after(qtbot, tmp_path, stream,
+                                                                                     whole):
+    """A plot made while only PhysX's first frame had arrived (no PxScene.elapsedTime yet) ran
+    on frames; once the clock arrives its ticks turn to seconds, and so must its label (it kept
+    "frame" under ticks in seconds: a live audit)."""
+    from PySide6.QtCore import QSettings
+
+    from viewer.widgets.main_window import MainWindow
+
+    win = MainWindow(settings=QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.ask_keep_live = lambda feed: None
+    feed = win.listen("127.0.0.1:0")
+    starts = np.flatnonzero(whole.kind == Command.START_FRAME)
+    before_clock = int(whole.offset[starts[1]])  # the setup and frame 0: no elapsedTime yet
+    sock = send(feed.port, PREAMBLE + stream[:before_clock], keep_open=True)
+    ws = win.workspace
+    qtbot.waitUntil(lambda: ws.session is not None and ws.session.n_frames >= 1 and bool(ws.session.vehicles),
+                    timeout=60_000)
+    ws.plot("WheelRigidBodyState.rotationSpeed")
+    qtbot.waitUntil(lambda: bool(win.plots.panels), timeout=5_000)
+
+    def label() -> str:
+        return win.plots.panels[-1].items()[-1].getAxis("bottom").labelText
+
+    assert label() == "frame"
+    _send_rest(sock, stream[before_clock:], 2e6)
+    qtbot.waitUntil(lambda: not feed.running and not win._live_timer.isActive(), timeout=60_000)
+    qtbot.waitUntil(lambda: label() == "time [s]", timeout=5_000)

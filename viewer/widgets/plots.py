@@ -753,6 +753,7 @@ class PlotStack(QWidget):
         self._grow_timer.timeout.connect(self._apply_growth)
         self._shown_last = 0
         self._names_stale = False
+        self._x_label_shown = ""  # the x axis label rebuild() set last
         self.attribute.returnPressed.connect(self._on_plot)
         self.plot_button.clicked.connect(self._on_plot)
         self.clear_button.clicked.connect(workspace.plots.clear)
@@ -798,6 +799,9 @@ class PlotStack(QWidget):
         session = self.workspace.session
         if session is None:
             return
+        # New objects (a vehicle's actor, which names it; its wheels' positions, which give
+        # their sides) or a clock first heard of change the panels' titles, legends and x label.
+        relabel = self._names_stale or (self.master is not None and self._x_label_shown != self.x_label())
         if self._names_stale:
             self._names_stale = False
             current = self.vehicle.currentData()
@@ -816,8 +820,11 @@ class PlotStack(QWidget):
             self.rebuild()
             return
         x0, x1 = self.master.getViewBox().viewRange()[0]
-        if not all(panel.refresh_data() for panel in self.panels):
+        if relabel or not all(panel.refresh_data() for panel in self.panels):
+            following = x1 >= self._shown_last - 0.5
             self.rebuild()
+            if following and self.master is not None:  # the view still ends at the last frame
+                self.master.setXRange(x0 + (last - x1 if x0 > 0.5 else 0.0), last, padding=0)
             return
         if x1 >= self._shown_last - 0.5:  # the view reached the end: keep showing it
             if x0 > 0.5:
@@ -897,7 +904,8 @@ class PlotStack(QWidget):
                 if not is_bottom:
                     ax.setHeight(8)
             if last:
-                panel.items()[-1].setLabel("bottom", self.x_label(), color=theme.DIM_TEXT)
+                self._x_label_shown = self.x_label()
+                panel.items()[-1].setLabel("bottom", self._x_label_shown, color=theme.DIM_TEXT)
         has = bool(self.panels)
         self.canvas.setVisible(has)
         self.placeholder.setVisible(not has)
