@@ -152,6 +152,28 @@ def test_per_wheel_target_matches_readback(fixture_session, readback):
                                                              rel=1e-6)
 
 
+def test_plots_made_before_a_vehicle_was_named_are_relabelled(fixture_session):
+    """A live recording names a vehicle when its actor arrives and tells its wheels' sides when
+    their positions do: plots made earlier said "· Vehicle" and "wheel 0" until rebuilt by hand."""
+    from viewer.model.series import PlotsModel
+
+    rec, vehicles = fixture_session.recording, fixture_session.vehicles
+    basic = fixture_session.vehicle_named("/World/Basic")
+    model = PlotsModel()
+    plot = model.add_target(resolve_targets(rec, vehicles, SPEED, basic.obj))
+    want = (plot.title, [c.label for c in plot.curves])
+    assert want[0] == f"{SPEED} · /World/Basic" and want[1][0] == "wheel 0 · front-left"
+    plot.title = f"{SPEED} · Vehicle"  # as made while the vehicle had no name yet
+    for k, c in enumerate(plot.curves):
+        c.label = f"wheel {k}"
+    changed = []
+    model.plot_changed.connect(changed.append)
+    model.relabel(rec, vehicles)
+    assert (plot.title, [c.label for c in plot.curves]) == want and changed == [plot]
+    model.relabel(rec, vehicles)  # nothing new: no signal
+    assert changed == [plot]
+
+
 def test_a_boolean_plots_as_0_and_1(fixture_session):
     rec = fixture_session.recording
     act = fixture_session.vehicles[0].wheels[0].part("WheelActuationState")

@@ -363,6 +363,30 @@ class PlotsModel:
             plot.curves.remove(curve)
             self.plot_changed.emit(plot)
 
+    def relabel(self, rec: Recording, vehicles: list[Vehicle]) -> None:
+        """Titles and legend labels again, for plots made for a vehicle from a spec, when the
+        same objects resolve (a live recording named the vehicle — its actor arrived — or told
+        its wheels' sides after the plot was made: "· Vehicle" and "wheel 0" stayed)."""
+        for plot in self.plots:
+            if not plot.spec or not plot.curves:
+                continue
+            first = rec.objects[plot.curves[0].key.object_index]
+            vehicle = vehicle_of(vehicles, first)[0]
+            if vehicle is None:
+                continue
+            try:
+                target = resolve_targets(rec, vehicles, plot.spec, vehicle=vehicle)
+            except PlotError:
+                continue
+            if [o.index for _, o in target.objects] != [c.key.object_index for c in plot.curves]:
+                continue  # other objects now: the plot stays as made
+            if plot.title != target.title or any(c.label != label for c, (label, _) in
+                                                 zip(plot.curves, target.objects, strict=True)):
+                plot.title = target.title
+                for c, (label, _) in zip(plot.curves, target.objects, strict=True):
+                    c.label = label
+                self.plot_changed.emit(plot)
+
     def add_target(self, target: PlotTarget, plot: Plot | None = None) -> Plot:
         """Add the curves of a resolved target, in a new plot unless ``plot`` is given."""
         if plot is None:

@@ -162,6 +162,8 @@ class Workspace:
         if session is None:
             return
         session.refresh(growth.structure_changed)
+        if growth.structure_changed:
+            self.plots.relabel(session.recording, session.vehicles)
         if self.properties is not None:
             self.properties.growing = True
         if self.curves is not None:
