@@ -745,3 +745,38 @@ def test_a_live_plot_made_before_the_clock_arrived_labels_its_axis_in_seconds_af
     _send_rest(sock, stream[before_clock:], 2e6)
     qtbot.waitUntil(lambda: not feed.running and not win._live_timer.isActive(), timeout=60_000)
     qtbot.waitUntil(lambda: label() == "time [s]", timeout=5_000)
+
+
+def test_the_object_tree_frames_column_grows_with_a_live_recording(qtbot, tmp_path):
+    """Past PhysX's first frames no object is created until the end: the tree, built then,
+    showed 0–60 beside a property view at 0–1428 (a live audit). Its Frames column now runs to
+    the recording's last frame as the stream grows, without a rebuild."""
+    from PySide6.QtCore import QSettings
+
+    from pvdkit.convert import convert
+    from viewer.widgets.main_window import MainWindow
+
+    source = tmp_path / "dev_drive.ovd"
+    convert(DATA / "dev_drive.h5", source)
+    data = source.read_bytes()
+    table = tokenize(np.frombuffer(data, np.uint8))
+    starts = np.flatnonzero(table.kind == Command.START_FRAME)
+    win = MainWindow(settings=QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.ask_keep_live = lambda feed: None
+    feed = win.listen("127.0.0.1:0")
+    ws = win.workspace
+    sock = send(feed.port, PREAMBLE + data[: int(table.offset[starts[100]])], rate=50e6, keep_open=True)
+    qtbot.waitUntil(lambda: ws.session is not None and ws.session.n_frames >= 100, timeout=60_000)
+    basic = ws.session.vehicle_named("/World/Basic")
+
+    def frames_shown() -> str | None:
+        item = win.objects.item_of(basic.obj)
+        return item.text(1) if item is not None else None
+
+    qtbot.waitUntil(lambda: frames_shown() is not None, timeout=5_000)
+    sock.sendall(data[int(table.offset[starts[100]]): int(table.offset[starts[400]])])
+    qtbot.waitUntil(lambda: ws.session.n_frames >= 400, timeout=60_000)
+    qtbot.waitUntil(lambda: frames_shown() == f"0–{ws.session.last_frame}", timeout=5_000)
+    sock.close()
+    qtbot.waitUntil(lambda: not feed.running and not win._live_timer.isActive(), timeout=60_000)

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import QHeaderView, QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLineEdit,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QTreeWidgetItemIterator,
+    QVBoxLayout,
+    QWidget,
+)
 
 from pvdkit.recording import Object
-from viewer.model.session import RecordingSession, TreeNode, object_tree
+from viewer.model.session import RecordingSession, TreeNode, lifetime_text, object_tree
 from viewer.model.workspace import Workspace
 from viewer.widgets import theme
 
 OBJECT_ROLE = Qt.ItemDataRole.UserRole + 1
+#: How often the Frames column of a growing live recording is brought up to date (ms).
+FRAMES_REFRESH_MS = 1000
 #: Index into ``ObjectTree._lazy`` of a row whose children are not built yet.
 LAZY_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -63,6 +73,10 @@ class ObjectTree(QWidget):
         workspace.session_changed.connect(self._on_session)
         workspace.selection.changed.connect(self._on_selection)
         workspace.grown.connect(self._on_grown)
+        self._frames_timer = QTimer(self)
+        self._frames_timer.setSingleShot(True)
+        self._frames_timer.setInterval(FRAMES_REFRESH_MS)
+        self._frames_timer.timeout.connect(self._refresh_frames)
 
     # ------------------------------------------------------------------ building
 
@@ -73,9 +87,27 @@ class ObjectTree(QWidget):
         self.rebuild()
 
     def _on_grown(self, growth) -> None:
-        """A live recording gained objects: rebuild (debounced, like typing in the filter)."""
+        """A live recording gained objects: rebuild (debounced, like typing in the filter);
+        gained frames: the Frames column follows (once a second)."""
         if growth.structure_changed:
             self._debounce.start()
+        elif not self._frames_timer.isActive():
+            self._frames_timer.start()
+
+    def _refresh_frames(self) -> None:
+        """Rows of objects still alive run to the recording's new last frame (they stayed at
+        the frame the tree was built at: 0–60 beside a property view at 0–1428)."""
+        session = self.workspace.session
+        if session is None:
+            return
+        objects, last = session.recording.objects, session.last_frame
+        it = QTreeWidgetItemIterator(self.tree)
+        while it.value() is not None:
+            item = it.value()
+            index = item.data(0, OBJECT_ROLE)
+            if index is not None and index < len(objects) and objects[index].destroyed is None:
+                item.setText(1, lifetime_text(objects[index], last))
+            it += 1
 
     def rebuild(self) -> None:
         """Rebuild the tree for the current filter text."""
