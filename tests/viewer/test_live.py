@@ -780,3 +780,48 @@ def test_the_object_tree_frames_column_grows_with_a_live_recording(qtbot, tmp_pa
     qtbot.waitUntil(lambda: frames_shown() == f"0–{ws.session.last_frame}", timeout=5_000)
     sock.close()
     qtbot.waitUntil(lambda: not feed.running and not win._live_timer.isActive(), timeout=60_000)
+
+
+def _car_in_view(win) -> bool:
+    ff = win.topdown.frame
+    if ff is None or not ff.present.any():
+        return False
+    pts = ff.outlines[ff.present].reshape(-1, 2)
+    (x0, x1), (y0, y1) = win.topdown.plot.getViewBox().viewRange()
+    return bool(((pts[:, 0] >= x0) & (pts[:, 0] <= x1) & (pts[:, 1] >= y0) & (pts[:, 1] <= y1)).all())
+
+
+@pytest.mark.parametrize("zoomed", [False, True])
+def test_the_top_down_view_follows_a_live_car_out_of_its_first_fit(qtbot, tmp_path, zoomed):
+    """A car driving at 10 m/s left the top-down view fitted to where it started (a live
+    audit: two cars drifted off-screen). The view is fitted again while it is the fitted one; a
+    view the user zoomed or panned stays where they put it."""
+    from PySide6.QtCore import QSettings
+
+    from tests.viewer.conftest import write_recording
+    from viewer.widgets.main_window import MainWindow
+
+    data = write_recording(tmp_path / "car.ovd", 400, 10_000_000).read_bytes()  # 4 s: 40 m
+    table = tokenize(np.frombuffer(data, np.uint8))
+    starts = np.flatnonzero(table.kind == Command.START_FRAME)
+    win = MainWindow(settings=QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.ask_keep_live = lambda feed: None
+    feed = win.listen("127.0.0.1:0")
+    ws = win.workspace
+    sock = send(feed.port, PREAMBLE + data[: int(table.offset[starts[20]])], keep_open=True)
+    qtbot.waitUntil(lambda: ws.session is not None and ws.session.n_frames >= 20 and _car_in_view(win),
+                    timeout=60_000)
+    if zoomed:
+        vb = win.topdown.plot.getViewBox()
+        vb.scaleBy((0.5, 0.5))
+        zoomed_range = vb.viewRange()
+    sock.sendall(data[int(table.offset[starts[20]]):])
+    sock.close()
+    qtbot.waitUntil(lambda: not feed.running and not win._live_timer.isActive(), timeout=60_000)
+    qtbot.wait(1_000)  # the top-down redraw of a grown recording is throttled
+    win.topdown._on_grown()  # the last one, now
+    if zoomed:
+        assert win.topdown.plot.getViewBox().viewRange() == zoomed_range
+    else:
+        assert _car_in_view(win)

@@ -215,6 +215,7 @@ class TopDownView(QWidget):
         lay.addWidget(self.plot, 1)
         self.fleet: _FleetItems | None = None
         self.fleets_b: list[_FleetItems] = []  # compared recordings B, C …
+        self._fitted: tuple[float, float, float, float] | None = None  # the view _fit set last
         self._selected: int | None = None
         self.frame: FleetFrame | None = None
         self.plot.scene().sigMouseClicked.connect(self._on_click)
@@ -241,13 +242,18 @@ class TopDownView(QWidget):
         return model.shapes(self.frame)
 
     def _on_grown(self) -> None:
-        """Redraw a grown live recording; the view is fitted only when its first vehicle shows.
-        The rebuild reads every pose so far: the next one waits at least 20 times as long as
-        this one took, so that it never takes more than 5 % of the time."""
+        """Redraw a grown live recording; the view is fitted when its first vehicle shows, and
+        again when a vehicle drove out of it while the view was still the fitted one (a view
+        the user zoomed or panned stays). The rebuild reads every pose so far: the next one
+        waits at least 20 times as long as this one took, so that it never takes more than 5 %
+        of the time."""
         started = time.perf_counter()
         had = self.fleet is not None and bool(self.fleet.model.geometries)
+        untouched = self._fitted is not None and self._fitted == self._view_range()
         self.workspace.rebuild_topdown()
         self._on_session(self.workspace.session, fit=not had)
+        if had and untouched and self._outside_view():
+            self._fit()
         took_ms = (time.perf_counter() - started) * 1e3
         self._grow_timer.setInterval(max(GROW_REDRAW_MS, int(20 * took_ms)))
 
@@ -302,6 +308,19 @@ class TopDownView(QWidget):
         lo, hi = allp.min(axis=0), allp.max(axis=0)
         pad = max(float(np.max(hi - lo)) * 0.08, 2.0)
         self.plot.setRange(xRange=(lo[0] - pad, hi[0] + pad), yRange=(lo[1] - pad, hi[1] + pad), padding=0)
+        self._fitted = self._view_range()
+
+    def _view_range(self) -> tuple[float, float, float, float]:
+        (x0, x1), (y0, y1) = self.plot.getViewBox().viewRange()
+        return float(x0), float(x1), float(y0), float(y1)
+
+    def _outside_view(self) -> bool:
+        """True when a vehicle shown at the current frame is partly outside the view."""
+        if self.frame is None or not self.frame.present.any():
+            return False
+        pts = self.frame.outlines[self.frame.present].reshape(-1, 2)
+        x0, x1, y0, y1 = self._view_range()
+        return bool(((pts[:, 0] < x0) | (pts[:, 0] > x1) | (pts[:, 1] < y0) | (pts[:, 1] > y1)).any())
 
     def set_frame(self, frame: int) -> None:
         model = self.workspace.topdown
