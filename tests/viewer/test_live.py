@@ -716,11 +716,8 @@ def test_a_signal_closes_the_live_viewer_keeping_what_arrived(tmp_path, stream, 
     assert rec.incomplete == f"interrupted by {signame}"
 
 
-def test_a_live_plot_made_before_the_clock_arrived_labels_its_axis_in_seconds_after(qtbot, tmp_path, stream,
-                                                                                     whole):
-    """A plot made while only PhysX's first frame had arrived (no PxScene.elapsedTime yet) ran
-    on frames; once the clock arrives its ticks turn to seconds, and so must its label (it kept
-    "frame" under ticks in seconds: a live audit)."""
+def _window_listening(qtbot, tmp_path):
+    """A main window listening on a free port (its live recording not kept on close)."""
     from PySide6.QtCore import QSettings
 
     from viewer.widgets.main_window import MainWindow
@@ -728,9 +725,22 @@ def test_a_live_plot_made_before_the_clock_arrived_labels_its_axis_in_seconds_af
     win = MainWindow(settings=QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.ask_keep_live = lambda feed: None
-    feed = win.listen("127.0.0.1:0")
-    starts = np.flatnonzero(whole.kind == Command.START_FRAME)
-    before_clock = int(whole.offset[starts[1]])  # the setup and frame 0: no elapsedTime yet
+    return win, win.listen("127.0.0.1:0")
+
+
+def _frame_offsets(data: bytes) -> list[int]:
+    """Byte offset of every START_FRAME of a stream: cut there, a piece ends with whole frames."""
+    table = tokenize(np.frombuffer(data, np.uint8))
+    return table.offset[table.kind == Command.START_FRAME].astype(int).tolist()
+
+
+def test_a_live_plot_made_before_the_clock_arrived_labels_its_axis_in_seconds_after(qtbot, tmp_path, stream,
+                                                                                     whole):
+    """A plot made while only PhysX's first frame had arrived (no PxScene.elapsedTime yet) ran
+    on frames; once the clock arrives its ticks turn to seconds, and so must its label (it kept
+    "frame" under ticks in seconds: a live audit)."""
+    win, feed = _window_listening(qtbot, tmp_path)
+    before_clock = _frame_offsets(stream)[1]  # the setup and frame 0: no elapsedTime yet
     sock = send(feed.port, PREAMBLE + stream[:before_clock], keep_open=True)
     ws = win.workspace
     qtbot.waitUntil(lambda: ws.session is not None and ws.session.n_frames >= 1 and bool(ws.session.vehicles),
@@ -751,22 +761,15 @@ def test_the_object_tree_frames_column_grows_with_a_live_recording(qtbot, tmp_pa
     """Past PhysX's first frames no object is created until the end: the tree, built then,
     showed 0–60 beside a property view at 0–1428 (a live audit). Its Frames column now runs to
     the recording's last frame as the stream grows, without a rebuild."""
-    from PySide6.QtCore import QSettings
-
     from pvdkit.convert import convert
-    from viewer.widgets.main_window import MainWindow
 
     source = tmp_path / "dev_drive.ovd"
     convert(DATA / "dev_drive.h5", source)
     data = source.read_bytes()
-    table = tokenize(np.frombuffer(data, np.uint8))
-    starts = np.flatnonzero(table.kind == Command.START_FRAME)
-    win = MainWindow(settings=QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.ask_keep_live = lambda feed: None
-    feed = win.listen("127.0.0.1:0")
+    starts = _frame_offsets(data)
+    win, feed = _window_listening(qtbot, tmp_path)
     ws = win.workspace
-    sock = send(feed.port, PREAMBLE + data[: int(table.offset[starts[100]])], rate=50e6, keep_open=True)
+    sock = send(feed.port, PREAMBLE + data[: starts[100]], rate=50e6, keep_open=True)
     qtbot.waitUntil(lambda: ws.session is not None and ws.session.n_frames >= 100, timeout=60_000)
     basic = ws.session.vehicle_named("/World/Basic")
 
@@ -775,7 +778,7 @@ def test_the_object_tree_frames_column_grows_with_a_live_recording(qtbot, tmp_pa
         return item.text(1) if item is not None else None
 
     qtbot.waitUntil(lambda: frames_shown() is not None, timeout=5_000)
-    sock.sendall(data[int(table.offset[starts[100]]): int(table.offset[starts[400]])])
+    sock.sendall(data[starts[100]: starts[400]])
     qtbot.waitUntil(lambda: ws.session.n_frames >= 400, timeout=60_000)
     qtbot.waitUntil(lambda: frames_shown() == f"0–{ws.session.last_frame}", timeout=5_000)
     sock.close()
@@ -796,27 +799,20 @@ def test_the_top_down_view_follows_a_live_car_out_of_its_first_fit(qtbot, tmp_pa
     """A car driving at 10 m/s left the top-down view fitted to where it started (a live
     audit: two cars drifted off-screen). The view is fitted again while it is the fitted one; a
     view the user zoomed or panned stays where they put it."""
-    from PySide6.QtCore import QSettings
-
     from tests.viewer.conftest import write_recording
-    from viewer.widgets.main_window import MainWindow
 
     data = write_recording(tmp_path / "car.ovd", 400, 10_000_000).read_bytes()  # 4 s: 40 m
-    table = tokenize(np.frombuffer(data, np.uint8))
-    starts = np.flatnonzero(table.kind == Command.START_FRAME)
-    win = MainWindow(settings=QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.ask_keep_live = lambda feed: None
-    feed = win.listen("127.0.0.1:0")
+    starts = _frame_offsets(data)
+    win, feed = _window_listening(qtbot, tmp_path)
     ws = win.workspace
-    sock = send(feed.port, PREAMBLE + data[: int(table.offset[starts[20]])], keep_open=True)
+    sock = send(feed.port, PREAMBLE + data[: starts[20]], keep_open=True)
     qtbot.waitUntil(lambda: ws.session is not None and ws.session.n_frames >= 20 and _car_in_view(win),
                     timeout=60_000)
     if zoomed:
         vb = win.topdown.plot.getViewBox()
         vb.scaleBy((0.5, 0.5))
         zoomed_range = vb.viewRange()
-    sock.sendall(data[int(table.offset[starts[20]]):])
+    sock.sendall(data[starts[20]:])
     sock.close()
     qtbot.waitUntil(lambda: not feed.running and not win._live_timer.isActive(), timeout=60_000)
     qtbot.wait(1_000)  # the top-down redraw of a grown recording is throttled
