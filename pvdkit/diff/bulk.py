@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["compare_pairs"]
 
+
 @dataclass
 class _Tolerances:
     """Each entry's tolerance, as columns (:class:`~pvdkit.diff.tolerance.Tolerance` fields)."""
@@ -258,8 +259,7 @@ def compare_pairs(cmp: Comparison, pairs: list[tuple[int, int]]) -> tuple[list[l
     chains = list(chain_ids)
     combo = pair_chain[e_pair] * stride + e_key
     uniq, inv = np.unique(combo, return_inverse=True)
-    tol_of = [cmp.options.tolerances.for_attribute(chains[int(c) // stride], names[int(c) % stride // 2])
-              for c in uniq.tolist()]
+    tol_of = [cmp.tolerance_of(chains[int(c) // stride], names[int(c) % stride // 2]) for c in uniq.tolist()]
     ign = np.array([t.ignore for t in tol_of], bool)[inv] if len(uniq) else np.zeros(0, bool)
     ignored += int(np.count_nonzero(ign))
     keep = ~ign

@@ -646,6 +646,21 @@ class Comparison:
 
     # ------------------------------------------------------------------ series of one object pair
 
+    def tolerance_of(self, classes: tuple[str, ...], name: str) -> Tolerance:
+        """The tolerance of attribute ``name`` of objects of ``classes`` (class, then bases): a
+        PxTransform (7 floats, :func:`pvdkit.names.is_pose`, as ``series`` and the viewer read
+        it) compares its rotation up to sign, whatever it is called."""
+        from pvdkit.names import is_pose
+
+        pose = False
+        for rec in (self.a, self.b):
+            cls = rec.classes.get(classes[0]) if classes else None
+            chain = cls.paths.get(name) if cls is not None else None
+            if chain:
+                pose = is_pose(chain[-1])
+                break
+        return self.options.tolerances.for_attribute(classes, name, pose=pose)
+
     def _object_series(self, out: list[SeriesDiff], i: int, j: int) -> int:
         """Compare every series of the object pair (i, j) one by one into ``out``; returns how
         many were ignored. (:mod:`pvdkit.diff.bulk` does the same for all pairs at once.)"""
@@ -656,7 +671,7 @@ class Comparison:
         ignored = 0
         for key in list(sa) + [k for k in sb if k not in sa]:
             name = key[0]
-            tol = self.options.tolerances.for_attribute(idt.classes, name)
+            tol = self.tolerance_of(idt.classes, name)
             if tol.ignore:
                 ignored += 1
                 continue

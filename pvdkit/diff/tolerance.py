@@ -14,8 +14,9 @@ PhysX ones (:data:`GEOMETRY_RULES`, applied before the config's rules, which may
   (-2π, 2π)); the distance is taken around the circle, so 6.2831 and 0.0001 are 0.0002 apart,
   not 6.28.
 * ``quaternion``: elements 0–3 are a rotation quaternion (a bare ``quat``, or a PhysX
-  ``PxTransform`` pose: q then p); q and −q are the same rotation, so B is compared with the
-  sign nearer to A at each frame.
+  ``PxTransform`` pose: q then p — every 7-float attribute, as :func:`pvdkit.names.is_pose`
+  reads it, whatever its name); q and −q are the same rotation, so B is compared with the sign
+  nearer to A at each frame.
 
 Config file (TOML, read with the standard library's ``tomllib``)::
 
@@ -139,19 +140,16 @@ class ToleranceRule:
 _RULE_KEYS = ("atol", "rtol", "nan_equal", "ignore", "period", "quaternion")
 #: One turn (rad): the period of a wheel's rotation angle.
 TWO_PI = 2.0 * math.pi
-#: What some Vehicle2 and PhysX attributes are, whatever a config says about how strict to be
-#: (applied before the config's rules, which may undo them with ``period = 0`` or
-#: ``quaternion = false``). A wheel's rotation angle wraps; ``quat*`` attributes and PhysX's
-#: ``PxTransform`` poses (q then p) hold rotation quaternions, and a run whose wheel angle
-#: wrapped a step earlier than the other's has the same wheel pose with q and −q.
+#: What some Vehicle2 attributes are, whatever a config says about how strict to be (applied
+#: before the config's rules, which may undo them with ``period = 0`` or ``quaternion = false``).
+#: A wheel's rotation angle wraps; ``quat*`` attributes hold rotation quaternions, and a run
+#: whose wheel angle wrapped a step earlier than the other's has the same wheel pose with q and
+#: −q. (A pose — a PxTransform — is told by its type: ``for_attribute(pose=True)``.)
 GEOMETRY_RULES = (
     ToleranceRule("*.rotationAngle", period=TWO_PI),
     ToleranceRule("*.quat", quaternion=True),
     ToleranceRule("*.quatInRbodyFrame", quaternion=True),
     ToleranceRule("*.*AttachmentQuat", quaternion=True),
-    ToleranceRule("*.globalPose", quaternion=True),
-    ToleranceRule("*.cMassLocalPose", quaternion=True),
-    ToleranceRule("*.localPose", quaternion=True),
 )
 #: Most rules (``ignore`` globs and ``[attributes]`` entries) a config may hold.
 MAX_RULES = 1000
@@ -173,7 +171,7 @@ class ToleranceConfig:
     schema: bool = True
     #: Class globs whose objects may exist in one recording only (counted, not listed).
     ignore_unmatched: tuple[str, ...] = ()
-    _cache: dict[tuple[tuple[str, ...], str], Tolerance] = field(
+    _cache: dict[tuple[tuple[str, ...], str, bool], Tolerance] = field(
         default_factory=dict, compare=False, repr=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -247,15 +245,16 @@ class ToleranceConfig:
         side only (:attr:`ignore_unmatched`)."""
         return any(fnmatchcase(c, g) for g in self.ignore_unmatched for c in classes)
 
-    def for_attribute(self, classes: Sequence[str] | str, attribute: str) -> Tolerance:
+    def for_attribute(self, classes: Sequence[str] | str, attribute: str, *, pose: bool = False) -> Tolerance:
         """The tolerance of ``attribute`` of an object whose class (then base classes) is
-        ``classes``: the defaults with every matching rule applied in order."""
+        ``classes``: the defaults with every matching rule applied in order. ``pose``: the
+        attribute is a PxTransform (7 floats, q then p), compared as a quaternion first."""
         names = (classes,) if isinstance(classes, str) else tuple(classes)
-        key = (names, attribute)
+        key = (names, attribute, pose)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        tol = self.default
+        tol = replace(self.default, quaternion=True) if pose else self.default
         targets = [f"{c}.{attribute}" for c in names]
         for rule in GEOMETRY_RULES + self.rules:
             if any(fnmatchcase(t, rule.pattern) for t in targets):

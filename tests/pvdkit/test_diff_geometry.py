@@ -139,6 +139,31 @@ def test_exact_comparison_still_differs_but_reports_the_real_error(runs):
     assert pose["status"] == "equal" and pose["max_abs_error"] == 0.0
 
 
+def test_a_pose_is_told_by_its_type_whatever_its_name(tmp_path):
+    """Any 7-float attribute is a PxTransform, as `pvdkit series` and the viewer read it (an
+    articulation's joint frames, a user's own poses): q and −q compare equal there too; a
+    4-float attribute that is no quaternion by name stays plain."""
+    def pose_file(path: Path, sign: float) -> Path:
+        w = OmniPvdWriter(OvdFileStream(path))
+        joint = w.register_class("MyJoint")
+        frame = w.register_attribute(joint, "parentFrame", DataType.FLOAT32, 7)
+        colour = w.register_attribute(joint, "colour", DataType.FLOAT32, 4)
+        w.create_object(1, joint, 0x10, "joint")
+        w.start_frame(1, 1)
+        q = half_angle_quat(0.3)
+        w.set_attribute(1, 0x10, frame, np.concatenate([sign * q, np.float32([1, 2, 3])]).astype(np.float32))
+        w.set_attribute(1, 0x10, colour, (sign * q).astype(np.float32))
+        w.stop_frame(1, 1)
+        w.close()
+        return path
+
+    rows = _results(pose_file(tmp_path / "a.ovd", 1.0), pose_file(tmp_path / "b.ovd", -1.0), DiffOptions())
+    (frame,) = _by_attribute(rows, "parentFrame")
+    (colour,) = _by_attribute(rows, "colour")
+    assert frame["status"] == "equal" and frame["tolerance"]["quaternion"] is True
+    assert colour["status"] == "different"
+
+
 def test_the_position_of_a_pose_is_not_flipped(runs):
     """Only a pose's quaternion (its first four elements) is compared up to sign."""
     a, _, c = runs
