@@ -475,7 +475,6 @@ class H5FileWatch:
             return True
         return False
 
-
     def finished(self) -> bool:
         """True once the writer closed the file and it stayed unchanged for :data:`QUIET_SECONDS`
         since it was read: nothing more to follow."""

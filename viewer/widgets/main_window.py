@@ -533,13 +533,20 @@ class MainWindow(QMainWindow):
             if self.start_view and not ws.plots.plots:
                 self._restore_user_layout()
 
-    def release_live(self) -> bool:
+    def release_live(self, interrupted: str | None = None) -> bool:
         """Before the live recording is replaced: stop it and, when it lives in a temporary file,
-        ask whether to keep it. False when the user cancelled."""
+        ask whether to keep it. False when the user cancelled. ``interrupted``: a signal's name
+        (Ctrl-C, SIGTERM): nobody can be asked, so the recording is closed with ``complete =
+        false`` and ``interrupted by SIGTERM``, and a temporary one stays, its path on stderr."""
         feed = self.workspace.live
         if feed is None:
             return True
-        if isinstance(feed, TcpFeed) and feed.temporary:
+        if interrupted is not None:
+            feed.stop(reason=f"interrupted by {interrupted}")
+            if isinstance(feed, TcpFeed) and feed.temporary and feed.recorded:
+                print(f"pvdkit view: interrupted by {interrupted}; what {feed.peer or feed.source_name} "
+                      f"sent is kept in {feed.path}", file=sys.stderr)
+        elif isinstance(feed, TcpFeed) and feed.temporary:
             feed.stop()
             if feed.recorded:
                 answer = self.ask_keep_live(feed)
@@ -559,17 +566,8 @@ class MainWindow(QMainWindow):
         return True
 
     def interrupt(self, signal_name: str) -> None:
-        """Ctrl-C or SIGTERM: close without asking anything. A live recording stops, closed with
-        ``complete = false`` and ``interrupted by SIGTERM``; one in a temporary file is kept
-        there, its path on stderr (nobody could be asked, and nothing received is dropped)."""
-        feed = self.workspace.live
-        if feed is not None:
-            feed.stop(reason=f"interrupted by {signal_name}")
-            if isinstance(feed, TcpFeed) and feed.temporary and feed.recorded:
-                print(f"pvdkit view: interrupted by {signal_name}; what {feed.peer or feed.source_name} "
-                      f"sent is kept in {feed.path}", file=sys.stderr)
-            self.workspace.stop_live()
-            self._live_timer.stop()
+        """Ctrl-C or SIGTERM: close without asking anything (see :meth:`release_live`)."""
+        self.release_live(interrupted=signal_name)
         self.close()
 
     def save_live(self, path: str) -> str:
