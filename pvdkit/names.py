@@ -52,7 +52,7 @@ from __future__ import annotations
 import difflib
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Self, TypeVar
 
@@ -66,7 +66,7 @@ from pvdkit.types import DataType, PvdError
 __all__ = ["NORM", "PART_DEPTH", "POSE_ELEMENTS", "POSE_WIDTH", "AttributeSpec", "ObjectNames", "Vehicle",
            "VehicleInfo", "Wheel", "close_names", "element_name", "find_vehicles", "handle_attributes",
            "handle_refs", "is_pose", "names_of", "parse_element", "referenced", "resolve_spec",
-           "split_element", "vehicles"]
+           "short_name_matches", "split_element", "vehicles"]
 
 #: Element selector of a vector's Euclidean length (``lngForce[norm]``).
 NORM = "norm"
@@ -497,8 +497,8 @@ class ObjectNames:
         head, sep, tail = text.partition("/")
         if not head:
             return None
-        hits = [v.name for v in vehicles(self.recording)
-                if v.name != head and v.name.rsplit("/", 1)[-1] == head]
+        names = [v.name for v in vehicles(self.recording)]
+        hits = [names[i] for i in short_name_matches(head, names)]
         if len(hits) > 1:
             raise PvdError(f"{self.recording.source_name}: {head!r} is ambiguous: the vehicles "
                            f"{', '.join(map(repr, hits[:MAX_LISTED]))} end so; give the whole name")
@@ -740,6 +740,14 @@ def names_of(rec: Recording) -> ObjectNames:
 # ============================================================================================
 # Element selectors
 # ============================================================================================
+
+
+def short_name_matches(short: str, names: Sequence[str]) -> list[int]:
+    """Positions of the ``names`` whose last path part is ``short`` and which are not ``short``
+    itself: ``Tank`` for ``/World/Tank`` (PhysX names vehicles by their USD path). One rule for
+    ``--object``, ``object=`` and ``pvdkit replay --vehicle``; one hit is a match, several are
+    ambiguous."""
+    return [i for i, n in enumerate(names) if n != short and n.rsplit("/", 1)[-1] == short]
 
 
 def is_pose(attribute: Attribute) -> bool:

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import simcore.frame as _frames
+from pvdkit.names import short_name_matches
 from pvdkit.recording import Object, Recording
 from pvdkit.types import PvdError
 from simcore.frame import Frame
@@ -180,9 +181,11 @@ class RecordedRun:
 
 
 def _match(name: str, names: Sequence[str]) -> int | None:
+    """The position of vehicle ``name`` among ``names``: the name itself, else the one name
+    whose last path part it is (:func:`pvdkit.names.short_name_matches`)."""
     if name in names:
         return list(names).index(name)
-    short = [i for i, n in enumerate(names) if n.rsplit("/", 1)[-1] == name]
+    short = short_name_matches(name, names)
     return short[0] if len(short) == 1 else None
 
 
