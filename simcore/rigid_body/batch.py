@@ -147,19 +147,14 @@ def _k_constraints(geometry, sticky_damping, separation, plane, directions, stic
                     for k in range(3):
                         tire_linears[v, w, d, k] = 0.0
                         tire_angulars[v, w, d, k] = 0.0
-            if not any_penetration:  # PhysX resets every wheel's rows before setting the active ones
-                susp_active[v, w] = False
-                susp_error[v, w] = 0.0
-                restitution[v, w] = 0.0
-                for k in range(3):
-                    susp_linear[v, w, k] = 0.0
-                    susp_angular[v, w, k] = 0.0
-                continue
-            # Suspension-limit row: a one-sided row removing the penetration of the wheel.
+            # Suspension-limit row: a one-sided row removing the penetration of the wheel; an
+            # inactive row is reset, as PhysX resets every wheel's rows before setting the active ones.
             mode = int(g[G_DIR])
             active = separation[v, w] < 0.0
             lx, ly, lz = 0.0, 0.0, 0.0
-            if mode == _DIR_ROAD_NORMAL:
+            if not active:
+                pass
+            elif mode == _DIR_ROAD_NORMAL:
                 lx, ly, lz = plane[v, w, 0], plane[v, w, 1], plane[v, w, 2]
             elif mode == _DIR_SUSPENSION:
                 tx, ty, tz = qrot(bx, by, bz, bw, g[G_TDIR], g[G_TDIR + 1], g[G_TDIR + 2])

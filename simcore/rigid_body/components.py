@@ -63,19 +63,13 @@ class VehicleConstraintComponent(Component):
         out.tire_linears[:] = sticky.linear
         out.tire_angulars[:] = sticky.angular
         out.tire_damping[:] = sticky.damping
-        if (separation < 0.0).any():
-            susp = p.suspension
-            arm = force_application_arms(susp.suspension_attachment_pos, susp.suspension_attachment_quat,
-                                         s.suspension_compliance.tire_force_app_point, quat)
-            suspension_limit_constraint_update(p.suspension_limit_constraint, separation,
-                                               s.road_geometry.plane[:, :3],
-                                               quat_rotate(quat, susp.suspension_travel_dir), arm, out)
-        else:  # PhysX resets every wheel's rows before setting the active ones
-            out.susp_active_status[:] = False
-            out.susp_linear[:] = 0.0
-            out.susp_angular[:] = 0.0
-            out.susp_geometric_error[:] = 0.0
-            out.restitution[:] = 0.0
+        # Every wheel's row, active or not: PhysX resets the rows before setting the active ones.
+        susp = p.suspension
+        arm = force_application_arms(susp.suspension_attachment_pos, susp.suspension_attachment_quat,
+                                     s.suspension_compliance.tire_force_app_point, quat)
+        suspension_limit_constraint_update(p.suspension_limit_constraint, separation,
+                                           s.road_geometry.plane[:, :3],
+                                           quat_rotate(quat, susp.suspension_travel_dir), arm, out)
         return True
 
 
