@@ -66,7 +66,7 @@ from pvdkit.types import DataType, PvdError
 __all__ = ["NORM", "PART_DEPTH", "POSE_ELEMENTS", "POSE_WIDTH", "AttributeSpec", "ObjectNames", "Vehicle",
            "VehicleInfo", "Wheel", "close_names", "element_name", "find_vehicles", "handle_attributes",
            "handle_refs", "is_pose", "names_of", "parse_element", "referenced", "resolve_spec",
-           "short_name_matches", "split_element", "vehicles"]
+           "short_name_matches", "split_element", "vehicle_named", "vehicles"]
 
 #: Element selector of a vector's Euclidean length (``lngForce[norm]``).
 NORM = "norm"
@@ -731,6 +731,22 @@ def vehicles(rec: Recording) -> list[Vehicle]:
     return list(names._vehicle_views)
 
 
+def find_vehicle(rec: Recording, name: str) -> Vehicle:
+    """The vehicle ``name`` names: its whole name, or the last part of one vehicle's name
+    (:func:`vehicle_named`). :class:`PvdError` naming the recording's vehicles otherwise."""
+    found = vehicles(rec)
+    names = [v.name for v in found]
+    i = vehicle_named(name, names)
+    if i is not None:
+        return found[i]
+    listed = ", ".join(names[:MAX_LISTED]) + (" …" if len(names) > MAX_LISTED else "") or "none"
+    hits = [names[k] for k in short_name_matches(name, names)]
+    if len(hits) > 1:
+        raise PvdError(f"{rec.source_name}: vehicle {name!r} is ambiguous: {', '.join(hits[:MAX_LISTED])} "
+                       "end so; give the whole name")
+    raise PvdError(f"{rec.source_name}: no vehicle {name!r} (its vehicles: {listed})")
+
+
 def names_of(rec: Recording) -> ObjectNames:
     """The :class:`ObjectNames` of a recording (built once per recording, again when a live
     recording gained objects or series)."""
@@ -748,6 +764,16 @@ def short_name_matches(short: str, names: Sequence[str]) -> list[int]:
     ``--object``, ``object=`` and ``pvdkit replay --vehicle``; one hit is a match, several are
     ambiguous."""
     return [i for i, n in enumerate(names) if n != short and n.rsplit("/", 1)[-1] == short]
+
+
+def vehicle_named(name: str, names: Sequence[str]) -> int | None:
+    """The position of vehicle ``name`` among vehicle ``names``: the name itself, else the one
+    name whose last path part it is (:func:`short_name_matches`); None when there is none, or
+    several."""
+    if name in names:
+        return list(names).index(name)
+    short = short_name_matches(name, names)
+    return short[0] if len(short) == 1 else None
 
 
 def is_pose(attribute: Attribute) -> bool:

@@ -25,6 +25,7 @@ from pvdkit.diff.result import (
     ObjectChange,
     SchemaChange,
     SeriesDiff,
+    VehicleScope,
 )
 from pvdkit.diff.tolerance import Tolerance, ToleranceConfig, ToleranceRule
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Comparison", "DiffOptions", "DiffResult", "FrameWindow", "Note", "ObjectChange", "SchemaChange",
     "SeriesDiff", "Tolerance", "ToleranceConfig", "ToleranceRule", "compare", "compare_files", "format_text",
-    "to_json", "to_junit", "write_json", "write_junit",
+    "VehicleScope", "to_json", "to_junit", "write_json", "write_junit",
 ]
 
 _LAZY = {

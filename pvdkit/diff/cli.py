@@ -26,6 +26,7 @@ import traceback
 from collections.abc import Sequence
 
 from pvdkit import outputs
+from pvdkit.diff.result import VehicleScope
 from pvdkit.types import PvdError
 
 __all__ = ["HELP", "add_diff_parser", "check_window", "configure", "main", "run"]
@@ -67,6 +68,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="compare only this window of frames (half-open)")
     p.add_argument("--align", choices=("index", "time"), default="index",
                    help="match B's frames to A's by index (default) or by start timestamp")
+    p.add_argument("--vehicle", metavar="NAME[=NAME_B]",
+                   help="compare only this vehicle's objects (its whole name or the last part: Standard "
+                        "for /World/Standard; NAME_A=NAME_B pairs two names), matched by their path "
+                        "under the vehicle")
     p.add_argument("--json", metavar="OUT", type=outputs.path_argument,
                    help="write the JSON report to OUT ('-' = stdout, the text report then goes to stderr)")
     p.add_argument("--junit", metavar="OUT", type=outputs.path_argument,
@@ -112,6 +117,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
     for name in ("max_report", "max_plots"):
         if getattr(args, name) < 0:
             raise PvdError(f"--{name.replace('_', '-')} must be >= 0")
+    VehicleScope.parse(args.vehicle)
     outputs.require_input(args.a, label="A")
     outputs.require_input(args.b, label="B")
     if args.json and args.json != "-":
@@ -141,7 +147,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_arguments(args)
     avoid_huge_pages()  # this process is the command's own: its memory settings are ours to set
     res = compare_files(args.a, args.b, atol=args.atol, rtol=args.rtol, nan_equal=args.nan_equal,
-                        config=args.config, frames=args.frames, align=args.align, plots=args.plots,
+                        config=args.config, frames=args.frames, align=args.align, vehicle=args.vehicle,
+                        plots=args.plots,
                         max_plots=args.max_plots)
     check_window(res)
     text_out = sys.stdout

@@ -22,7 +22,7 @@ import math
 import os
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,11 +41,13 @@ from pvdkit.diff.result import (
     ObjectChange,
     SchemaChange,
     SeriesDiff,
+    VehicleScope,
 )
 from pvdkit.diff.tolerance import Tolerance
 from pvdkit.identity import (
     HandleResolver,
     Matching,
+    ObjectIdentity,
     match_objects,
     object_identities,
     sorted_unique,
@@ -357,8 +359,16 @@ class Comparison:
         nb = len(b.frames)
         self.end_b = nb if self.fmap_b is None else (int(self.fmap_b[-1]) + 1 if nb else 0)
         self.resolver_a, self.resolver_b = HandleResolver(a), HandleResolver(b)
-        self.matching: Matching = match_objects(object_identities(a, self.resolver_a),
-                                                object_identities(b, self.resolver_b))
+        ids_a, ids_b = object_identities(a, self.resolver_a), object_identities(b, self.resolver_b)
+        #: With ``options.vehicle``: per object of A / B, whether it is the compared vehicle's.
+        self.in_scope_a: np.ndarray | None = None
+        self.in_scope_b: np.ndarray | None = None
+        self.vehicle_a = self.vehicle_b = ""
+        scope = self.options.vehicle
+        if scope is not None:
+            self.vehicle_a, self.in_scope_a, ids_a = _vehicle_scope(a, ids_a, scope.a, "A")
+            self.vehicle_b, self.in_scope_b, ids_b = _vehicle_scope(b, ids_b, scope.b, "B")
+        self.matching: Matching = match_objects(ids_a, ids_b)
 
     # ------------------------------------------------------------------ frames
 
@@ -396,7 +406,7 @@ class Comparison:
     def run(self) -> DiffResult:
         t0 = time.perf_counter()
         res = DiffResult(self.name_a, self.name_b, self.options, frames_a=len(self.a.frames),
-                         frames_b=len(self.b.frames))
+                         frames_b=len(self.b.frames), vehicle_a=self.vehicle_a, vehicle_b=self.vehicle_b)
         for side, rec, name in (("A", self.a, self.name_a), ("B", self.b, self.name_b)):
             if rec.error:
                 res.notes.append(Note("damaged", f"{side} ({name}) is damaged, data after the damage is "
@@ -528,9 +538,10 @@ class Comparison:
 
     def _objects(self, res: DiffResult) -> None:
         m = self.matching
-        for side, only, rec, ids, out in (("a", m.only_a, self.a, m.ids_a, res.objects_only_a),
-                                          ("b", m.only_b, self.b, m.ids_b, res.objects_only_b)):
-            for i in only:
+        for side, only, rec, ids, out, scope in (
+                ("a", m.only_a, self.a, m.ids_a, res.objects_only_a, self.in_scope_a),
+                ("b", m.only_b, self.b, m.ids_b, res.objects_only_b, self.in_scope_b)):
+            for i in only if scope is None else [i for i in only if scope[i]]:
                 o = rec.objects[i]
                 created, destroyed = self._life(o, side)
                 if self._alive_in_window(created, destroyed):
@@ -544,7 +555,8 @@ class Comparison:
         objs_a, objs_b = self.a.objects, self.b.objects
         whole = self.window.start is None and self.window.stop is None  # every object is in it
         tol_of = self.options.tolerances.for_attribute
-        for i, j in m.pairs:
+        pairs = m.pairs if self.in_scope_a is None else [(i, j) for i, j in m.pairs if self.in_scope_a[i]]
+        for i, j in pairs:
             oa, ob = objs_a[i], objs_b[j]
             la = (oa.created, oa.destroyed)
             lb = self._life(ob, "b") if self.fmap_b is not None else (ob.created, ob.destroyed)
@@ -926,6 +938,28 @@ class Comparison:
         return None
 
 
+def _vehicle_scope(rec: Recording, ids: list[ObjectIdentity], name: str,
+                   side: str) -> tuple[str, np.ndarray, list[ObjectIdentity]]:
+    """The vehicle ``name`` of ``rec`` (its whole name), which objects are its
+    (:meth:`pvdkit.names.Vehicle.objects`), and identities that pair them with the other
+    vehicle's by their path under the vehicle (``wheel 1/TireForce``; the vehicle itself ``""``).
+    The other objects keep their identities, apart: they are not compared, but references to
+    them (a shared scene, a material) still compare as equal when their identities are."""
+    from pvdkit.names import find_vehicle, names_of
+
+    try:
+        vehicle = find_vehicle(rec, name)
+    except PvdError as exc:
+        raise PvdError(f"--vehicle: {side}: {exc}") from None
+    paths = names_of(rec)
+    in_scope = np.zeros(len(ids), bool)
+    scoped = [replace(idt, key=("<other>", idt.key)) for idt in ids]
+    for o in vehicle.objects():
+        in_scope[o.index] = True
+        scoped[o.index] = replace(ids[o.index], key=("<vehicle>", paths.path(o).removeprefix(vehicle.name)))
+    return vehicle.name, in_scope, scoped
+
+
 def _life_text(life: tuple[int, int | None]) -> str:
     c, d = life
     return f"created {c}, destroyed {d if d is not None else 'never'}"
@@ -988,12 +1022,14 @@ def same_bytes(a: str | os.PathLike, b: str | os.PathLike, block: int = 1 << 20)
 def compare_files(a: str, b: str, options: DiffOptions | None = None, *, atol: float | None = None,
                   rtol: float | None = None, nan_equal: bool | None = None, config: str | None = None,
                   frames: str | FrameWindow | None = None, align: str | None = None,
-                  plots: str | None = None, max_plots: int = 8) -> DiffResult:
+                  vehicle: str | VehicleScope | None = None, plots: str | None = None,
+                  max_plots: int = 8) -> DiffResult:
     """Compare recordings ``a`` and ``b`` (``.ovd`` or ``.h5``, any mix) and return the result.
 
     Either pass ``options`` or the keyword shortcuts (``config`` is a TOML tolerance file;
     ``atol``/``rtol``/``nan_equal`` override its defaults; ``frames`` a window such as
-    ``"100:200"``). ``plots``: a directory that receives PNG plots of the ``max_plots`` most
+    ``"100:200"``; ``vehicle`` one vehicle compared alone, ``"Standard"`` or ``"NAME_A=NAME_B"``,
+    :class:`VehicleScope`). ``plots``: a directory that receives PNG plots of the ``max_plots`` most
     diverging numeric series. Raises :class:`PvdError` when a file cannot be read or the
     inputs are not comparable; ``result.exit_status`` is 0 (equal) or 1 (different).
     """
@@ -1003,7 +1039,8 @@ def compare_files(a: str, b: str, options: DiffOptions | None = None, *, atol: f
         tc = ToleranceConfig.load(config) if config else ToleranceConfig()
         tc = tc.with_defaults(atol=atol, rtol=rtol, nan_equal=nan_equal)
         window = frames if isinstance(frames, FrameWindow) else FrameWindow.parse(frames)
-        options = DiffOptions(tc, window, align or "index")
+        scope = VehicleScope.parse(vehicle) if isinstance(vehicle, str) else vehicle
+        options = DiffOptions(tc, window, align or "index", vehicle=scope)
     with cyclic_gc_paused():
         return _compare_files(a, b, options, plots, max_plots)
 

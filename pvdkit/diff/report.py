@@ -92,6 +92,15 @@ def report_width() -> int:
     return max(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns, 40)
 
 
+def _vehicle_line(res: DiffResult) -> str:
+    """The header line of a comparison of one vehicle (``--vehicle``); "" otherwise."""
+    if res.options.vehicle is None:
+        return ""
+    if res.vehicle_a == res.vehicle_b:
+        return f"vehicle: {res.vehicle_a} (only its objects are compared)"
+    return f"vehicle: {res.vehicle_a} in A with {res.vehicle_b} in B (only their objects are compared)"
+
+
 def format_text(res: DiffResult, max_report: int = 20, width: int | None = None) -> str:
     """The human report: header, recording notes, schema changes, missing/extra objects and
     the table of differing attributes sorted by first divergence (at most ``max_report``
@@ -107,8 +116,10 @@ def format_text(res: DiffResult, max_report: int = 20, width: int | None = None)
     for text in (f"pvdkit diff  A: {res.a}  B: {res.b}",
                  f"tolerance: {o.tolerances.describe()}; frames: {o.frames} (aligned by {o.align}); "
                  f"{res.frames_a:,} / {res.frames_b:,} frames",
+                 _vehicle_line(res),
                  headline(res)):
-        lines.extend(_wrap(text, width, "", "  "))
+        if text:
+            lines.extend(_wrap(text, width, "", "  "))
     if res.unmatched_ignored:
         n = res.unmatched_ignored
         lines.extend(_wrap(f"{n:,} object{'s' * (n != 1)} in one recording only, of classes the config's "

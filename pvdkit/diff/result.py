@@ -16,7 +16,8 @@ from typing import Any
 from pvdkit.diff.tolerance import Tolerance, ToleranceConfig
 from pvdkit.types import PvdError
 
-__all__ = ["DiffOptions", "DiffResult", "FrameWindow", "Note", "ObjectChange", "SchemaChange", "SeriesDiff"]
+__all__ = ["DiffOptions", "DiffResult", "FrameWindow", "Note", "ObjectChange", "SchemaChange", "SeriesDiff",
+           "VehicleScope"]
 
 #: Series statuses. "only_in_a": the attribute has data in A and none in B (missing data).
 EQUAL, DIFFERENT, ONLY_IN_A, ONLY_IN_B, RETYPED = "equal", "different", "only_in_a", "only_in_b", "retyped"
@@ -73,13 +74,42 @@ class FrameWindow:
 
 
 @dataclass(frozen=True)
+class VehicleScope:
+    """Compare one vehicle of each recording and nothing else (``--vehicle``): ``a`` in A with
+    ``b`` in B, each a vehicle's whole name or the last part of it (``Standard`` for
+    ``/World/Standard``). Why: a replay of one vehicle of a PhysX scene, or one car of a fleet,
+    is checked against that vehicle alone; the objects of both vehicles are paired by their
+    path under the vehicle (``wheel 1/TireForce``), not by position among the scene's vehicles."""
+
+    a: str
+    b: str
+
+    @staticmethod
+    def parse(text: str | None) -> VehicleScope | None:
+        """``"NAME"`` (the same name on both sides) or ``"NAME_A=NAME_B"``; None for None."""
+        if text is None:
+            return None
+        a, sep, b = text.partition("=")
+        a, b = a.strip(), (b if sep else a).strip()
+        if not a or not b:
+            raise PvdError(f"--vehicle {text!r}: expected a vehicle name (Standard, /World/Standard) "
+                           "or NAME_IN_A=NAME_IN_B")
+        return VehicleScope(a, b)
+
+    def __str__(self) -> str:
+        return self.a if self.a == self.b else f"{self.a}={self.b}"
+
+
+@dataclass(frozen=True)
 class DiffOptions:
-    """How to compare: tolerances, frame window, frame alignment (``"index"`` or ``"time"``)."""
+    """How to compare: tolerances, frame window, frame alignment (``"index"`` or ``"time"``),
+    and the one vehicle compared (None: every object)."""
 
     tolerances: ToleranceConfig = ToleranceConfig()
     frames: FrameWindow = FrameWindow()
     align: str = "index"
     schema: bool = True
+    vehicle: VehicleScope | None = None
 
 
 @dataclass
@@ -243,6 +273,9 @@ class DiffResult:
     #: Objects on one side only whose class the config lets be so (``ignore_unmatched``).
     unmatched_ignored: int = 0
     seconds: float = 0.0
+    #: With ``options.vehicle``: the whole names of the vehicles compared, in A and in B.
+    vehicle_a: str = ""
+    vehicle_b: str = ""
 
     @property
     def differing_series(self) -> list[SeriesDiff]:
@@ -295,6 +328,8 @@ class DiffResult:
         return {
             "a": self.a, "b": self.b, "equal": self.equal, "exit_status": self.exit_status,
             "options": {"frames": str(self.options.frames), "align": self.options.align,
+                        "vehicle": None if self.options.vehicle is None else
+                        {"a": self.vehicle_a, "b": self.vehicle_b},
                         "tolerances": self.options.tolerances.to_dict()},
             "summary": self.summary(),
             "notes": [n.to_dict() for n in self.notes],

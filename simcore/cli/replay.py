@@ -7,6 +7,7 @@ RMS), 1 otherwise, 2 on a usage or input error (one line naming the file and wha
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from contextlib import ExitStack, nullcontext
@@ -124,13 +125,14 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         report.write_html(args.html)
     print(report.text())
-    if args.output is not None and run_data.every_vehicle:
-        print(f"compare frame by frame: pvdkit diff {args.recording} {args.output} "
-              f"{diff_window(args.from_step, steps)} --config {DIFF_CONFIG}")
-    elif args.output is not None:  # the diff would list the others as missing and pair by order
-        print(f"compare frame by frame: replay every vehicle ({', '.join(run_data.recorded_order)}, "
-              "without --vehicle) to compare the replay's recording with PhysX's: pvdkit diff compares "
-              "whole recordings and pairs their vehicles by order of creation")
+    if args.output is not None:
+        command = (f"pvdkit diff {shlex.quote(str(args.recording))} {shlex.quote(str(args.output))} "
+                   f"{diff_window(args.from_step, steps)} --config {shlex.quote(str(DIFF_CONFIG))}")
+        if run_data.every_vehicle:
+            print(f"compare frame by frame: {command}")
+        else:  # one vehicle at a time: a whole diff would list the others as missing
+            for v in replayed:
+                print(f"compare frame by frame: {command} --vehicle {shlex.quote(v.name)}")
     n = len(replayed)
     print(f"{steps} step{'s' if steps != 1 else ''} x {n} vehicle{'s' if n != 1 else ''} in {wall:.2f} s "
           f"({1e3 * wall / max(steps, 1):.2f} ms per recorded step)", file=sys.stderr)

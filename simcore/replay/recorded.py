@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 import simcore.frame as _frames
-from pvdkit.names import short_name_matches
+from pvdkit.names import vehicle_named
 from pvdkit.recording import Object, Recording
 from pvdkit.types import PvdError
 from simcore.frame import Frame
@@ -173,20 +173,11 @@ class RecordedRun:
     def vehicle(self, name: str) -> RecordedVehicle:
         """The vehicle of that name ('/World/Tank'; the last path element 'Tank' also matches
         when unique); RecordingError naming the known names otherwise."""
-        found = _match(name, [v.name for v in self.vehicles])
+        found = vehicle_named(name, [v.name for v in self.vehicles])
         if found is None:
             raise RecordingError(f"{self.scene.path}: no vehicle {name!r} (vehicles: "
                                  f"{', '.join(v.name for v in self.vehicles) or 'none'})")
         return self.vehicles[found]
-
-
-def _match(name: str, names: Sequence[str]) -> int | None:
-    """The position of vehicle ``name`` among ``names``: the name itself, else the one name
-    whose last path part it is (:func:`pvdkit.names.short_name_matches`)."""
-    if name in names:
-        return list(names).index(name)
-    short = short_name_matches(name, names)
-    return short[0] if len(short) == 1 else None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -443,7 +434,7 @@ def vehicles_from_recording(rec: Recording | str | os.PathLike[str],
         labels = [g.label for g in graphs]
         picked = []
         for n in names:
-            i = _match(n, labels)
+            i = vehicle_named(n, labels)
             if i is None:
                 raise RecordingError(f"{src.name}: no vehicle {n!r} (its vehicles: {', '.join(labels)})")
             picked.append(graphs[i])

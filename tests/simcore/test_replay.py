@@ -178,15 +178,28 @@ def test_cli_replays_one_vehicle_and_writes_reports(tmp_path) -> None:
     assert "<table>" in (tmp_path / "r.html").read_text()
 
 
-def test_a_replay_of_some_vehicles_prints_no_diff_command(tmp_path) -> None:
-    """pvdkit diff compares whole recordings and pairs vehicles by order of creation: the
-    command printed for one vehicle (Tank, PhysX's fourth) compared it with Basic and listed
-    every other object as missing. The replay says what to do instead."""
-    out = _cli(str(VEHICLES_SHORT), "--vehicle", "Tank", "-o", str(tmp_path / "tank.h5"), "--quiet")
-    assert out.returncode == 0, out.stderr
-    assert "pvdkit diff vehicles_short" not in out.stdout and "--config" not in out.stdout
-    assert ("compare frame by frame: replay every vehicle (/World/Basic, /World/Raw, /World/Standard, "
-            "/World/Tank, without --vehicle)") in out.stdout
+def test_a_replay_of_some_vehicles_is_diffed_one_vehicle_at_a_time(tmp_path) -> None:
+    """A replay of one vehicle (Tank, PhysX's fourth) prints a diff of that vehicle alone
+    (--vehicle): its objects pair with PhysX's by their path under the vehicle, so it finds
+    what the diff of a whole replay finds for that vehicle — not Tank compared with Basic and
+    every other object listed as missing, as a whole diff of the two files would."""
+    one = _cli(str(VEHICLES_SHORT), "--vehicle", "Tank", "-o", str(tmp_path / "tank.h5"), "--quiet")
+    assert one.returncode == 0, one.stderr
+    commands = [x for x in one.stdout.splitlines() if x.startswith("compare frame by frame: ")]
+    assert len(commands) == 1 and commands[0].endswith(" --vehicle /World/Tank"), commands
+    alone = _suggested_diff(one.stdout, tmp_path)
+    every = _cli(str(VEHICLES_SHORT), "-o", str(tmp_path / "all.h5"), "--quiet")
+    assert every.returncode == 0, every.stderr
+    whole = _suggested_diff(every.stdout, tmp_path)
+    assert alone["options"]["vehicle"] == {"a": "/World/Tank", "b": "/World/Tank"}
+    assert alone["objects"] == {"missing_in_b": [], "extra_in_b": []}
+
+    def rows(data: dict) -> set[tuple]:
+        return {(r["path"], r["attribute"], r["status"], r["first_divergence_frame"], r["max_abs_error"])
+                for r in data["series"] if r["path"].startswith("/World/Tank")}
+
+    assert all(r["path"].startswith("/World/Tank") for r in alone["series"])
+    assert rows(alone) == rows(whole) and len(rows(alone)) > 10
 
 
 def test_cli_exit_1_over_tolerance_and_2_on_bad_input(tmp_path) -> None:
