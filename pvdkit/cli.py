@@ -48,7 +48,7 @@ import numpy as np
 
 from pvdkit.lazy import LazyCommand
 from pvdkit.outputs import path_argument, require_input
-from pvdkit.terminal import ProgressBar, format_table, on_terminal, printable
+from pvdkit.terminal import READER_GONE_STATUS, ProgressBar, format_table, on_terminal, printable, reader_gone
 from pvdkit.types import HDF5_SIGNATURE, Command, DataType, PvdError, PvdWarning
 
 if TYPE_CHECKING:
@@ -185,8 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pvdkit`` with ``argv`` (default: the process arguments); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:  # a bare ``pvdkit``: what it can do, rather than "COMMAND is required" — on
-        # stderr with status 2, as argparse reports a missing argument (``--help`` is stdout, 0)
-        build_parser(None).print_help(sys.stderr)
+        # stdout (``pvdkit | less`` shows it), with status 2: no command ran (``--help`` is 0)
+        build_parser(None).print_help(sys.stdout)
         return 2
     selected = next((a for a in argv if not a.startswith("-")), None)
     if selected is not None and any(a in ("-h", "--help") for a in argv[: argv.index(selected)]):
@@ -214,8 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _print_warnings(caught)
                 print(f"pvdkit: error: {_one_line(str(exc))}", file=sys.stderr)
                 return 2
-            except BrokenPipeError:
-                return 0
+            except BrokenPipeError:  # a command whose verdict is its status keeps it (diff, replay)
+                reader_gone()
+                return READER_GONE_STATUS
             except KeyboardInterrupt:
                 print("pvdkit: interrupted", file=sys.stderr)
                 return 130

@@ -7,12 +7,28 @@ the same bar, and every command lines up columns with the same helper. Standard 
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Sequence
 from typing import TextIO
 
-__all__ = ["ProgressBar", "format_table", "on_terminal", "printable"]
+__all__ = ["READER_GONE_STATUS", "ProgressBar", "format_table", "on_terminal", "printable", "reader_gone"]
+
+#: Exit status of a command whose output reader went away (``pvdkit series … | head``): what a
+#: shell reports for a process that SIGPIPE ended, 128 + 13, so ``set -o pipefail`` sees it.
+READER_GONE_STATUS = 141
+
+
+def reader_gone() -> None:
+    """Call after a :class:`BrokenPipeError` on stdout (its reader, ``head``, has exited): points
+    stdout at the null device, so that what is still buffered, and Python's flush at exit, go
+    nowhere instead of raising again."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, sys.stdout.fileno())
+    finally:
+        os.close(null)
 
 
 def printable(text: str) -> str:

@@ -142,7 +142,7 @@ def _run(args: argparse.Namespace) -> int:
     from pvdkit.diff.engine import compare_files
     from pvdkit.diff.report import format_text, headline, to_json, write_json, write_junit
     from pvdkit.memory import avoid_huge_pages
-    from pvdkit.terminal import printable
+    from pvdkit.terminal import printable, reader_gone
 
     _check_arguments(args)
     avoid_huge_pages()  # this process is the command's own: its memory settings are ours to set
@@ -151,20 +151,23 @@ def _run(args: argparse.Namespace) -> int:
                         plots=args.plots,
                         max_plots=args.max_plots)
     check_window(res)
-    text_out = sys.stdout
-    if args.json == "-":
-        sys.stdout.write(to_json(res))
-        text_out = sys.stderr
-    elif args.json:
+    if args.json and args.json != "-":
         write_json(res, args.json, what="--json")
     if args.junit:
         write_junit(res, args.junit, what="--junit")
-    # Names that are no UTF-8 print escaped (\xff): a strict UTF-8 stdout cannot hold them raw.
-    if args.quiet:
-        text_out.write(printable(headline(res)) + "\n")
-    else:
-        text_out.write(printable(format_text(res, max_report=args.max_report)))
-    text_out.flush()
+    try:
+        text_out = sys.stdout
+        if args.json == "-":
+            sys.stdout.write(to_json(res))
+            text_out = sys.stderr
+        # Names that are no UTF-8 print escaped (\xff): a strict UTF-8 stdout cannot hold them raw.
+        if args.quiet:
+            text_out.write(printable(headline(res)) + "\n")
+        else:
+            text_out.write(printable(format_text(res, max_report=args.max_report)))
+        text_out.flush()
+    except BrokenPipeError:  # the reader went away (| head): the verdict is still the status
+        reader_gone()
     return res.exit_status
 
 

@@ -14,7 +14,7 @@ from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 from pvdkit.outputs import check_distinct, check_output, path_argument, require_input
-from pvdkit.terminal import ProgressBar, on_terminal
+from pvdkit.terminal import ProgressBar, on_terminal, reader_gone
 from pvdkit.types import PvdError
 from simcore.replay.engine import MODES, build, replay, with_scene_overrides
 from simcore.replay.recorded import RecordingError, vehicles_from_recording
@@ -124,16 +124,21 @@ def run(args: argparse.Namespace) -> int:
         report.write_json(args.report)
     if args.html:
         report.write_html(args.html)
-    print(report.text())
-    if args.output is not None:
-        command = (f"pvdkit diff {shlex.quote(str(args.recording))} {shlex.quote(str(args.output))} "
-                   f"{diff_window(args.from_step, steps)} --config {shlex.quote(str(DIFF_CONFIG))}")
-        if run_data.every_vehicle:
-            print(f"compare frame by frame: {command}")
-        else:  # one vehicle at a time: a whole diff would list the others as missing
-            for v in replayed:
-                print(f"compare frame by frame: {command} --vehicle {shlex.quote(v.name)}")
+    status = 0 if report.ok else 1
+    try:
+        print(report.text())
+        if args.output is not None:
+            command = (f"pvdkit diff {shlex.quote(str(args.recording))} {shlex.quote(str(args.output))} "
+                       f"{diff_window(args.from_step, steps)} --config {shlex.quote(str(DIFF_CONFIG))}")
+            if run_data.every_vehicle:
+                print(f"compare frame by frame: {command}")
+            else:  # one vehicle at a time: a whole diff would list the others as missing
+                for v in replayed:
+                    print(f"compare frame by frame: {command} --vehicle {shlex.quote(v.name)}")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (| head): the verdict is still the status
+        reader_gone()
     n = len(replayed)
     print(f"{steps} step{'s' if steps != 1 else ''} x {n} vehicle{'s' if n != 1 else ''} in {wall:.2f} s "
           f"({1e3 * wall / max(steps, 1):.2f} ms per recorded step)", file=sys.stderr)
-    return 0 if report.ok else 1
+    return status

@@ -106,11 +106,11 @@ def with_scene_overrides(run: RecordedRun, gravity: Sequence[float] | None = Non
     if gravity is not None:
         g = np.asarray(gravity, dtype=np.float64)
         if g.shape != (3,) or not np.isfinite(g).all():
-            raise RecordingError(f"replay: --gravity must be three finite numbers X,Y,Z, got {gravity!r}")
+            raise RecordingError(f"--gravity must be three finite numbers X,Y,Z, got {gravity!r}")
         scene = replace(scene, gravity=g)
     if friction is not None:
         if not (np.isfinite(friction) and friction >= 0.0):
-            raise RecordingError(f"replay: --friction must be a finite number >= 0, got {friction!r}")
+            raise RecordingError(f"--friction must be a finite number >= 0, got {friction!r}")
         road = scene.road
         scene = replace(scene, road=type(road)(road.normal, road.d, friction=float(friction)))
     return replace(run, scene=scene)

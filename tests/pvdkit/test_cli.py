@@ -360,10 +360,10 @@ def test_lazy_subcommands_import_their_module_only_when_used(capsys, monkeypatch
 
 
 def test_bare_pvdkit_prints_its_usage(capsys):
-    # As argparse reports a missing argument: usage on stderr, status 2 (``--help``: stdout, 0).
+    # On stdout, so that ``pvdkit | less`` shows it; status 2, as no command ran (``--help``: 0).
     assert cli.main([]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.startswith("usage: pvdkit") and "info" in err and "convert" in err
+    assert err == "" and out.startswith("usage: pvdkit") and "info" in out and "convert" in out
     assert cli.main(["--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: pvdkit")
 

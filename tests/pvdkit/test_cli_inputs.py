@@ -431,3 +431,30 @@ def test_an_output_that_is_an_input_or_another_output_is_refused(capsys, ovd, tm
         one_error_line(err, message)
     assert a.read_bytes() == ovd.read_bytes()
     assert not (tmp_path / "r").exists()
+
+
+def _reader_gone(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``pvdkit ARGS`` with a stdout whose reader has already gone (``| head`` that exited)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, "-m", "pvdkit", *args], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    finally:
+        os.close(write)
+
+
+def test_a_closed_output_pipe_keeps_the_verdict(tmp_path: Path) -> None:
+    """``pvdkit diff A B --json - | head -1`` exited 0, "equal", for recordings that differ: a
+    CI step with pipefail passed. diff keeps its verdict; other commands end as a shell reports
+    a process SIGPIPE ended (141), and no second error is printed at exit."""
+    other = tmp_path / "other.ovd"
+    data = bytearray(FIXTURE.read_bytes())
+    other.write_bytes(bytes(data[: len(data) // 2]))  # damaged: a difference
+    for args, status in ((["diff", str(FIXTURE), str(other), "--json", "-"], 1),
+                         (["diff", str(FIXTURE), str(FIXTURE)], 0),
+                         (["series", str(FIXTURE), "WheelRigidBodyState.rotationSpeed"], 141)):
+        out = _reader_gone(*args)
+        assert out.returncode == status, (args, out.stderr)
+        assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
+

@@ -389,7 +389,10 @@ def test_scene_overrides_change_the_replay_and_bad_ones_are_one_line(tmp_path) -
     bad = _cli(str(DEV_DRIVE), "--gravity", "0,down,0", "--quiet")
     assert bad.returncode == 2 and "--gravity" in bad.stderr and "Traceback" not in bad.stderr
     bad = _cli(str(DEV_DRIVE), "--friction", "-1", "--quiet")
-    assert bad.returncode == 2 and "--friction" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip() == "pvdkit: error: replay: --friction must be a finite number >= 0, got -1.0"
+    short = _cli(str(DEV_DRIVE), "--gravity", "1,2", "--quiet")
+    assert short.stderr.startswith("pvdkit: error: replay: --gravity must be three finite"), short.stderr
 
 
 def test_phases_tell_reverse_and_a_tanks_steering_apart() -> None:
