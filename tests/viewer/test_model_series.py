@@ -270,6 +270,33 @@ def test_compare_with_itself_gives_zero_difference():
     np.testing.assert_array_equal(ov.values, da.values)
 
 
+def test_compare_by_time_keeps_each_frame_of_a_step_with_its_twin():
+    """PhysX writes two frames per step, both at the step's end time. By time, A's frame 10 went
+    with B's frame 11 (the last frame at that time) and B's 10 was drawn at A's 11: a recording
+    compared with itself showed its B curve a frame behind on every step's first frame. Each
+    frame now goes with the frame at the same place among those of its time."""
+    a, b = RecordingSession.open(FIXTURE), RecordingSession.open(FIXTURE)
+    assert a.timebase.seconds[10] == a.timebase.seconds[11]  # PhysX's layout
+    comp = Comparison(a, b, sync="time")
+    fa = np.arange(a.n_frames)
+    np.testing.assert_array_equal(comp.frames_b(fa), fa)
+    np.testing.assert_array_equal(comp.a_position_of_b(fa), fa)
+    tire = a.vehicles[1].wheels[0].part("TireForce")
+    key = CurveKey(tire.index, "lngForce", 0)
+    drawn, da = comp.overlay(key), comp.cache_a.get(key)
+    np.testing.assert_array_equal(drawn.frames, da.frames)
+    np.testing.assert_array_equal(drawn.values, da.values)
+    # One frame per step against two: each of A's frames goes with B's frame of that time.
+    one = a.timebase
+    half = type(one)(one.seconds[1::2], one.source)
+    steps = fa[: 2 * len(half)]  # the recording's last frame (open, a step of its own) aside
+    np.testing.assert_array_equal(half.matching_frames(one, steps), steps // 2)
+    np.testing.assert_array_equal(one.matching_frames(half, np.arange(len(half))), np.arange(len(half)) * 2)
+    # A time this recording has no frame at: the frame in force then.
+    shifted = type(one)(one.seconds + 0.5 * one.mean_step, one.source)
+    np.testing.assert_array_equal(one.matching_frames(shifted, fa), one.frame_at(shifted.seconds))
+
+
 def test_compare_by_time_between_different_rates(tmp_path):
     """A at 100 Hz, B at 50 Hz; each records its frame timestamp. By time, B's frame for A's
     frame f is the last B frame at or before A's time, and A − B is exactly the time lag."""

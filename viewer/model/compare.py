@@ -83,16 +83,14 @@ class Comparison:
         fa = np.asarray(frames_a, np.int64)
         if self._sync == "frame":
             return np.clip(fa, 0, max(nb - 1, 0))
-        seconds = self.a.timebase.seconds[np.clip(fa, 0, max(self.a.n_frames - 1, 0))]
-        return np.asarray(self.b.timebase.frame_at(seconds), np.int64)
+        return self.b.timebase.matching_frames(self.a.timebase, fa)
 
     def a_position_of_b(self, frames_b: np.ndarray) -> np.ndarray:
         """Where B's frames fall on A's frame axis (for drawing B's samples over A's)."""
         fb = np.asarray(frames_b, np.int64)
         if self._sync == "frame":
             return fb
-        seconds = self.b.timebase.seconds[np.clip(fb, 0, max(self.b.n_frames - 1, 0))]
-        return np.asarray(self.a.timebase.frame_at(seconds), np.int64)
+        return self.a.timebase.matching_frames(self.b.timebase, fb)
 
     def common_frames(self) -> np.ndarray:
         """A's frames at which B has a frame too (see the module docstring): by frame the first

@@ -70,6 +70,24 @@ class TimeBase:
         idx = np.clip(idx, 0, max(len(self.seconds) - 1, 0))
         return int(idx) if np.ndim(idx) == 0 else idx
 
+    def matching_frames(self, other: TimeBase, other_frames: np.ndarray) -> np.ndarray:
+        """This recording's frames shown with ``other``'s ``other_frames`` when two recordings are
+        synchronised by time: the frame at the same time *and* at the same place among the frames
+        that share it — PhysX writes two frames per step, both at the step's end, so frame 10 of
+        a recording goes with frame 10 of its copy, not with 11 (the last frame at that time).
+        Where no frame of this recording has that time: the frame in force then (:meth:`frame_at`)."""
+        of = np.clip(np.asarray(other_frames, np.int64), 0, max(len(other.seconds) - 1, 0))
+        if not len(self.seconds) or not len(other.seconds):
+            return np.zeros(of.shape, np.int64)
+        t = other.seconds[of]
+        # Place among the frames sharing the time: 0 for the first frame of a step, 1 for the next.
+        rank = of - np.searchsorted(other.seconds, t - TIME_SLACK * other.mean_step, side="left")
+        tol = TIME_SLACK * self.mean_step
+        first = np.searchsorted(self.seconds, t - tol, side="left")
+        in_force = np.asarray(self.frame_at(t), np.int64)
+        shared = first <= in_force  # this recording has frames at that time: first … in_force
+        return np.where(shared, np.minimum(first + rank, in_force), in_force)
+
     @property
     def duration(self) -> float:
         """Time from the first to the last frame, in seconds."""
