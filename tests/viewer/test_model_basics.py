@@ -129,9 +129,15 @@ def test_parse_jump_forms():
     assert parse_jump("3", tb) == 3
     assert parse_jump("0.5s", tb) == 2  # the last frame in force at that time
     assert parse_jump(" t = 1.2 ", tb) == 3
-    assert parse_jump("-1s", tb) == 0
+    assert parse_jump("-1", tb) == 4 and parse_jump("-5", tb) == 0  # from the end, as --frame
     with pytest.raises(ValueError, match="whole"):
         parse_jump("1.5", tb)
+    # Outside the recording: the reason, never a silent jump to the nearest end (nor a traceback).
+    for text, reason in (("5", r"frame 5: the recording has frames 0 … 4"), ("-6", "frames 0 … 4"),
+                         ("-1s", "runs from 0 s to 1.5 s"), ("100s", "runs from 0 s to 1.5 s"),
+                         ("1e400", "too large"), ("1e400s", "too large")):
+        with pytest.raises(ValueError, match=reason):
+            parse_jump(text, tb)
 
 
 def test_playback_runs_on_simulated_time_and_stops_at_the_end():

@@ -172,19 +172,34 @@ _JUMP = re.compile(
 
 
 def parse_jump(text: str, timebase: TimeBase) -> int:
-    """The frame a "jump to" entry means: ``"120"`` is frame 120; ``"1.5s"``, ``"t=1.5"`` or
-    ``"250ms"`` is the frame in force at that time. Raises ValueError with the accepted forms."""
+    """The frame a "jump to" entry means: ``"120"`` is frame 120 and ``"-1"`` the last frame
+    (negative numbers count from the end, as ``pvdkit view --frame``); ``"1.5s"``, ``"t=1.5"``
+    or ``"250ms"`` is the frame in force at that time. Raises ValueError with the accepted forms,
+    or with the recording's frames or times when the entry lies outside them (never a silent
+    jump to the nearest end)."""
+    forms = "enter a frame number (120, -1 for the last) or a time (1.5s, 250ms, t=1.5)"
     m = _JUMP.match(text)
     if not m:
-        raise ValueError(f"cannot read {text!r}: enter a frame number (120) or a time (1.5s, 250ms, t=1.5)")
+        raise ValueError(f"cannot read {text!r}: {forms}")
     num = float(m.group("num"))
+    if not math.isfinite(num):
+        raise ValueError(f"cannot read {text!r}: the number is too large; {forms}")
     unit = (m.group("unit") or "").lower()
+    n = len(timebase)
     if m.group("t") or unit:
         seconds = num / 1000.0 if unit == "ms" else num
+        if n and not (timebase.seconds[0] - 0.5 * timebase.mean_step <= seconds
+                      <= timebase.seconds[-1] + timebase.mean_step):
+            raise ValueError(f"{text.strip()}: the recording runs from {timebase.seconds[0]:g} s to "
+                             f"{timebase.seconds[-1]:g} s")
         return int(timebase.frame_at(seconds))
     if num != int(num):
         raise ValueError(f"{text!r}: a frame number must be whole (write 1.5s for a time)")
-    return int(num)
+    frame = int(num)
+    if not -n <= frame < n:
+        raise ValueError(f"frame {frame}: the recording has frames 0 … {n - 1} (-1: the last)" if n
+                         else f"frame {frame}: the recording has no frames")
+    return frame % n
 
 
 class Timeline:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtCore import QElapsedTimer, QPoint, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QSlider,
     QStyle,
     QToolButton,
+    QToolTip,
     QWidget,
 )
 
@@ -170,6 +171,8 @@ class TimelineBar(QWidget):
         except ValueError as exc:
             self.jump.setStyleSheet(f"border: 1px solid {theme.ERROR};")
             self.jump.setToolTip(str(exc))
+            # Shown at once, below the box: a red border alone does not say why.
+            QToolTip.showText(self.jump.mapToGlobal(QPoint(0, self.jump.height())), str(exc), self.jump)
             return
         self.jump.setStyleSheet("")
         self.jump.setToolTip("")
