@@ -92,6 +92,23 @@ def test_load_select_plot_scrub_shows_that_frames_values(make_window, qtbot, rea
     assert ws.selection.current is basic.wheels[1].root
 
 
+def test_a_long_plot_error_leaves_the_layout_alone(make_window, qtbot):
+    """A bad spec's error (a file path and suggestions) set the central area's minimum width: the
+    Objects dock went from 340 to 76 px and stayed there. It wraps now; notes are not red."""
+    win = make_window()
+    win.resize(1400, 900)
+    qtbot.wait(50)
+    before = (win.objects_dock.width(), win.properties_dock.width(), win.width())
+    win.plots.attribute.setText("rotationSpeed" * 4)
+    win.plots.attribute.returnPressed.emit()
+    qtbot.wait(50)
+    assert "expected CLASS.ATTRIBUTE" in win.plots.message.text()
+    assert (win.objects_dock.width(), win.properties_dock.width(), win.width()) == before
+    assert "color" in win.plots.message.styleSheet()
+    win.plots.status("saved the plot", error=False)
+    assert win.plots.message.styleSheet() == ""
+
+
 def test_keyboard_and_jump(make_window, qtbot):
     win = make_window()
     tl = win.workspace.timeline

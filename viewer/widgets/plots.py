@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -458,7 +459,7 @@ class PlotPanel:
     def copy_csv(self) -> None:
         text = self.csv_text()
         QGuiApplication.clipboard().setText(text)
-        self.stack.status(f"copied {self.plot.title}: {text.count(chr(10)) - 1} frames as CSV")
+        self.stack.status(f"copied {self.plot.title}: {text.count(chr(10)) - 1} frames as CSV", error=False)
 
     def save_csv(self, path: str) -> bool:
         """Write :meth:`csv_text` to ``path``; False (said in the status bar) when it cannot."""
@@ -468,7 +469,7 @@ class PlotPanel:
         except OSError as exc:
             self.stack.status(f"cannot write {path}: {exc.strerror or exc}")
             return False
-        self.stack.status(f"saved {self.plot.title} to {path}")
+        self.stack.status(f"saved {self.plot.title} to {path}", error=False)
         return True
 
     def _save_csv_dialog(self) -> None:
@@ -702,7 +703,10 @@ class PlotStack(QWidget):
         self.x_box.addItem("x: frame", "frame")
         self.x_box.setToolTip("The x axis: simulated time in seconds, or frame numbers")
         self.message = QLabel()
-        self.message.setStyleSheet(f"color: {theme.ERROR}")
+        # Wrapped, and no say in the window's width: a long error (a file path and the
+        # suggestions) widened the central area and squeezed the docks, for good.
+        self.message.setWordWrap(True)
+        self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 4, 4, 0)
         bar.addWidget(self.attribute, 3)
@@ -957,7 +961,9 @@ class PlotStack(QWidget):
         for panel in self.panels:
             panel.set_frame(frame)
 
-    def status(self, text: str) -> None:
+    def status(self, text: str, *, error: bool = True) -> None:
+        """A line above the plots: an error (red) or, with ``error=False``, a plain note."""
+        self.message.setStyleSheet(f"color: {theme.ERROR}" if error else "")
         self.message.setText(text)
         self.message.setVisible(bool(text))
 
