@@ -407,6 +407,9 @@ class Comparison:
         t0 = time.perf_counter()
         res = DiffResult(self.name_a, self.name_b, self.options, frames_a=len(self.a.frames),
                          frames_b=len(self.b.frames), vehicle_a=self.vehicle_a, vehicle_b=self.vehicle_b)
+        if self.end_a != self.end_b:
+            res.ended_at = min(self.end_a, self.end_b)
+            res.ended_side = "A" if self.end_a < self.end_b else "B"
         for side, rec, name in (("A", self.a, self.name_a), ("B", self.b, self.name_b)):
             if rec.error:
                 res.notes.append(Note("damaged", f"{side} ({name}) is damaged, data after the damage is "

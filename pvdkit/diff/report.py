@@ -139,13 +139,24 @@ def format_text(res: DiffResult, max_report: int = 20, width: int | None = None)
     section("schema changes", [c.describe() for c in res.schema])
     section("objects missing in B", [_obj_text(x) for x in res.objects_only_a])
     section("objects extra in B", [_obj_text(x) for x in res.objects_only_b])
-    diff = res.differing_series
+    # What differs only because one recording ended is one line, not a row per attribute: a
+    # shorter run listed hundreds of rows reading "none (B ended)" above the real differences.
+    after_end = {id(sd) for sd in res.after_end_series}
+    diff = [sd for sd in res.differing_series if id(sd) not in after_end]
     if diff:
         lines.append("")
-        lines.append(f"differing attributes ({len(diff):,}), by first divergence, grouped by object:")
+        lines.extend(_wrap(f"differing attributes ({len(diff):,}), by first divergence, grouped by object:",
+                           width, "", "  "))
         lines.extend(_table(diff[:max_report], width))
         if len(diff) > max_report:
             lines.append(f"  … {len(diff) - max_report:,} more (--max-report)")
+    if after_end:
+        n, side = len(after_end), res.ended_side
+        lines.append("")
+        lines.extend(_wrap(f"{n:,} attribute{'s' * (n != 1)} differ{'s' * (n == 1)} only after {side} ended "
+                           f"(frame {res.ended_at:,} on, where {side} has no values; listed in the JSON "
+                           "report)",
+                           width, "", "  "))
     return "\n".join(lines) + "\n"
 
 
@@ -155,9 +166,11 @@ def _obj_text(x) -> str:
     return f"{x.shown} ({x.cls}{name}), {life}"
 
 
-def _wrap(text: str, width: int, first: str, rest: str, max_lines: int | None = None) -> list[str]:
-    """``text`` in lines of at most ``width`` columns, cut after ``/``, ``,`` or a space where
-    possible (else anywhere), the first line indented by ``first``, the others by ``rest``;
+def _wrap(text: str, width: int, first: str, rest: str, max_lines: int | None = None, *,
+          path: bool = False) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, cut between words (a word longer than a
+    line after a ``/``, else anywhere; an object ``path``, whose parts hold spaces such as
+    ``wheel 1``, after a ``/`` first), the first line indented by ``first``, the others by ``rest``;
     beyond ``max_lines`` the last line ends in "…"."""
     if len(first) + len(text) <= width and "\n" not in text:
         return [first + text]
@@ -169,8 +182,14 @@ def _wrap(text: str, width: int, first: str, rest: str, max_lines: int | None = 
         if len(t) <= room:
             out.append(indent + t)
             break
-        cut = max(t.rfind(c, 0, room) for c in "/, ")
-        cut = cut + 1 if cut > room // 3 else room
+        # Between words; inside a word only when it is longer than a line (a path: after a
+        # "/"), never inside a number such as 1,201.
+        cut = t.rfind("/", 0, room) + 1 if path else 0
+        if cut <= room // 3:
+            cut = t.rfind(" ", 0, room + 1)
+        if cut <= room // 3:
+            cut = t.rfind("/", 0, room)
+            cut = cut + 1 if cut > room // 3 else room
         out.append((indent + t[:cut]).rstrip())
         t = t[cut:].lstrip()
         indent = rest
@@ -210,7 +229,7 @@ def _table(rows: list[SeriesDiff], width: int) -> list[str]:
     shown = 9 if values_inline else 7
     out = [line(head, shown)]
     for label, members in groups.items():
-        out.extend(_wrap(label, width, "  ", "      "))
+        out.extend(_wrap(label, width, "  ", "      ", path=True))
         for s in members:
             cells = body[id(s)]
             if len(cells[2]) > cols[2]:
@@ -228,7 +247,7 @@ def _records(groups: dict[str, list[SeriesDiff]], width: int) -> list[str]:
     """The table's content for a terminal too narrow for its columns, wrapped to ``width``."""
     out: list[str] = []
     for label, members in groups.items():
-        out.extend(_wrap(label, width, "  ", "      "))
+        out.extend(_wrap(label, width, "  ", "      ", path=True))
         for s in members:
             when = _frame(s.first_frame) + at_time(s)
             abs_error, rel_error = _errors(s)

@@ -276,6 +276,20 @@ class DiffResult:
     #: With ``options.vehicle``: the whole names of the vehicles compared, in A and in B.
     vehicle_a: str = ""
     vehicle_b: str = ""
+    #: When one recording ends before the other: the first comparison frame it lacks, and which
+    #: it is ("A" or "B"); None / "" when both end together.
+    ended_at: int | None = None
+    ended_side: str = ""
+
+    @property
+    def after_end_series(self) -> list[SeriesDiff]:
+        """The differing series whose first divergence is at or after :attr:`ended_at`: they
+        differ only in that the longer recording goes on writing them (missing data in the
+        shorter one), which the frame-count note already says once."""
+        if self.ended_at is None:
+            return []
+        end = self.ended_at
+        return [s for s in self.differing_series if s.first_frame is not None and s.first_frame >= end]
 
     @property
     def differing_series(self) -> list[SeriesDiff]:
@@ -320,6 +334,7 @@ class DiffResult:
             "attributes_ignored": self.ignored, "objects_unmatched_ignored": self.unmatched_ignored,
             "first_divergence_frame": min((s.first_frame for s in diff if s.first_frame is not None),
                                           default=None),
+            "attributes_differing_only_after_end": len(self.after_end_series),
         }
 
     def to_dict(self, *, include_equal: bool = False) -> dict[str, Any]:

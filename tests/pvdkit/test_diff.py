@@ -303,6 +303,14 @@ def test_shorter_recording_differs_where_it_ends(ref, tmp_path):
     assert {s.b_value for s in lat} == {"none (B ended)"}
     # where both have values they agree: the errors show as "-", not as a 0 beside "different"
     assert {(s.max_abs, s.max_rel) for s in lat} == {(0.0, 0.0)}  # the JSON keeps the numbers
+    # The text report says so once, not in a row per attribute above the real differences.
+    assert (res.ended_at, res.ended_side) == (15, "B")
+    assert set(map(id, lat)) <= set(map(id, res.after_end_series))
+    text = format_text(res, width=200)
+    n = len(res.after_end_series)
+    assert f"{n} attributes differ only after B ended (frame 15 on, where B has no values" in text
+    assert "latForce" not in text and res.summary()["attributes_differing_only_after_end"] == n
+    res.ended_at = None  # as rows, such a series shows "-" for its errors
     text = format_text(res, width=200)
     row = next(line for line in text.splitlines() if "latForce" in line)
     assert row.split()[5:7] == ["-", "-"], row  # frame, time, attribute, status, differ/frames, errors
@@ -520,8 +528,9 @@ def test_text_report_fits_the_width_without_cutting_paths_or_values(ref, tmp_pat
     for width in (60, 100, 200):
         text = format_text(res, width=width)
         lines = text.splitlines()
-        table = lines[lines.index("differing attributes (4), by first divergence, grouped by object:") + 1:]
-        assert all(len(line) <= width for line in table), width
+        assert all(len(line) <= width for line in lines), width  # headings too
+        heading = next(i for i, line in enumerate(lines) if line.startswith("differing attributes (4)"))
+        table = lines[heading + (2 if width < 67 else 1):]  # the heading wraps below 67 columns
         assert len(table) > 4
         flat = " ".join(" ".join(table).split())
         for s in res.differing_series:  # every object path, attribute and value appears whole
@@ -532,6 +541,23 @@ def test_text_report_fits_the_width_without_cutting_paths_or_values(ref, tmp_pat
     assert header.split()[-2:] == ["A", "B"]  # values beside the numbers when they fit
     narrow = format_text(res, width=60)
     assert "A: " in narrow and "B: " in narrow  # else on lines of their own
+
+
+def test_wrapped_lines_break_between_words_never_inside_a_number_or_a_file_name():
+    """At 60 columns the header read "…; 1," then "201 / 961 frames", and "B: /work/" then
+    "main/tests/data/dev_drive.h5": lines broke after any comma or slash."""
+    from pvdkit.diff.report import _wrap
+
+    text = "tolerance: atol=0 rtol=0; frames: all (aligned by index); 1,201 / 961 frames"
+    assert _wrap(text, 60, "", "  ") == ["tolerance: atol=0 rtol=0; frames: all (aligned by index);",
+                                         "  1,201 / 961 frames"]
+    head = "pvdkit diff  A: /work/main/tests/data/stop_go.h5  B: /work/main/tests/data/dev_drive.h5"
+    assert _wrap(head, 80, "", "  ") == ["pvdkit diff A: /work/main/tests/data/stop_go.h5 B:",
+                                         "  /work/main/tests/data/dev_drive.h5"]
+    # A word longer than a line still breaks, after a slash; an object path after a slash first.
+    assert _wrap("x: " + "/part" * 20, 40, "", "")[0].endswith("/")
+    assert _wrap("/World/Standard/wheel 1/WheelRigidBodyState", 30, "", "  ", path=True) == [
+        "/World/Standard/wheel 1/", "  WheelRigidBodyState"]
 
 
 def test_json_to_stdout_moves_text_to_stderr(ref, tmp_path, capsys):

@@ -586,6 +586,24 @@ def test_differences_are_listed_by_first_divergence_and_plotted_there(window, tm
     assert panel.table.rowCount() == 0 and panel.differences is None and not panel.find_button.isEnabled()
 
 
+def test_differences_against_a_shorter_recording_list_only_what_differs_before_it_ends(window, tmp_path):
+    """B stops at frame 15 of 20: every attribute A writes later differed "none (B ended)", a
+    row each above the real difference. They are one clause of the summary now."""
+    from tests.pvdkit.diff_helpers import Spec, pair
+
+    a, b = pair(tmp_path, None, Spec(frames=15, perturb={(2, "lngForce", 12): 5.0}))
+    win = window(a)
+    win.open_file(str(b), compare=True, wait=True)
+    diffs = win.differences.find()
+    # The objects B destroys as it ends (frame 14) differ in lifetime: a difference before B ends.
+    assert [(d.spec, d.first_frame) for d in diffs.rows if d.attribute != "<lifetime>"] == [
+        ("TireForce.lngForce", 12)]
+    after = diffs.result.after_end_series
+    assert after and all(s.first_frame >= 15 for s in after) and all(d.first_frame < 15 for d in diffs.rows)
+    assert (f"attributes differ, first at frame 12; {len(after)} more attributes only after B ended "
+            "(frame 15 on)") in win.differences.header.text()
+
+
 # ------------------------------------------------------------------ X–Y
 
 

@@ -104,11 +104,18 @@ def find_differences(a: RecordingSession, b: RecordingSession, sync: str = "fram
     if rb is not ra:
         rb.preload(ra)
     res = compare(ra, rb, options)
-    differing = res.differing_series
+    # What differs only because one recording ended is said once in the summary, not as rows
+    # reading "none (B ended)" that bury the real differences (as pvdkit diff's text report).
+    after_end = {id(sd) for sd in res.after_end_series}
+    differing = [sd for sd in res.differing_series if id(sd) not in after_end]
     rows = [_row(a, sd) for sd in differing[:MAX_ROWS]]
-    summary = _summary(res, len(differing), a.name, b.name)
+    summary = _summary(res, differing, a.name, b.name)
     if len(differing) > MAX_ROWS:
         summary += f" (the first {MAX_ROWS} listed)"
+    if after_end:
+        what = "more attribute" if differing else "attribute"
+        summary += (f"; {_count(len(after_end), what)} only after {res.ended_side} ended "
+                    f"(frame {res.ended_at} on)")
     return Differences(rows, summary, res)
 
 
@@ -127,9 +134,10 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}{'s' if n != 1 else ''}"
 
 
-def _summary(res: DiffResult, n: int, name_a: str, name_b: str) -> str:
+def _summary(res: DiffResult, differing: list[SeriesDiff], name_a: str, name_b: str) -> str:
     if res.equal:
         return f"{name_a} and {name_b}: equal (every attribute of every matched object, within tolerance)"
+    n = len(differing)
     parts = [f"{_count(n, 'attribute')} differ{'s' if n == 1 else ''}"] if n else []
     if res.objects_only_a:
         parts.append(f"{_count(len(res.objects_only_a), 'object')} only in A")
@@ -137,6 +145,8 @@ def _summary(res: DiffResult, n: int, name_a: str, name_b: str) -> str:
         parts.append(f"{_count(len(res.objects_only_b), 'object')} only in B")
     if res.schema:
         parts.append(_count(len(res.schema), "schema change"))
-    first = res.first_divergence
-    where = "" if first is None or first.first_frame is None else f", first at frame {first.first_frame}"
+    first = differing[0].first_frame if differing else None
+    where = "" if first is None else f", first at frame {first}"
+    if not parts and res.ended_at is not None:
+        parts.append(f"{res.ended_side} ends at frame {res.ended_at}")
     return f"{name_a} vs {name_b}: " + ", ".join(parts or ["they differ"]) + where
