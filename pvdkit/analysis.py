@@ -44,6 +44,7 @@ from pvdkit.names import (
     Wheel,
     check_element,
     element_title,
+    find_vehicle,
     names_of,
     resolve_spec,
     vehicles,
@@ -201,25 +202,21 @@ def _spec(rec: QueryRecording, text: str) -> AttributeSpec:
 
 
 def _vehicle_filter(rec: QueryRecording, selected: Any) -> set[int] | None:
-    """Indices of the selected vehicles (None: no filter); :class:`PvdError` for an unknown name."""
+    """Indices of the selected vehicles (None: no filter): a name is a vehicle's whole name or
+    the last part of it (:func:`pvdkit.names.find_vehicle`, as ``--vehicle`` and ``--object``);
+    :class:`PvdError` for an unknown name, and for an empty list (a table of nothing)."""
     if selected is None:
         return None
-    found = vehicles(rec)
-    by_name = {v.name: v for v in found}
     out: set[int] = set()
     many = isinstance(selected, Iterable) and not isinstance(selected, (str, Vehicle))
-    for s in selected if many else [selected]:
+    chosen = list(selected) if many else [selected]
+    if not chosen:
+        raise PvdError(f"{rec.source_name}: vehicle= is an empty list; give vehicle names, or None for all")
+    for s in chosen:
         if not isinstance(s, (str, Vehicle)):
             raise PvdError(f"{rec.source_name}: vehicle= takes a vehicle's name or a Vehicle (or a list of "
                            f"them), not {type(s).__name__} {s!r}")
-        if isinstance(s, Vehicle):
-            out.add(s.index)
-            continue
-        v = by_name.get(s)
-        if v is None:
-            listed = ", ".join(repr(n) for n in by_name) or "none"
-            raise PvdError(f"{rec.source_name}: no vehicle {s!r} (its vehicles: {listed})")
-        out.add(v.index)
+        out.add(s.index if isinstance(s, Vehicle) else find_vehicle(rec, s).index)
     return out
 
 

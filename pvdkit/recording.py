@@ -1500,12 +1500,17 @@ class Recording:
         self, obj: Object | str | int, attribute: str | Attribute | Sequence[Attribute | int], frame: int
     ) -> Any:
         """Value of an attribute at ``frame``: the last value set at or before it (zero-order
-        hold, binary search); None if not yet set. Unique lists give their members."""
+        hold, binary search); None if not yet set. Unique lists give their members.
+        :class:`PvdError` for a frame the recording does not have (a value held beyond the last
+        frame would hide a frame number mixed up with a timestamp or a step)."""
+        _check_frames(_frame_number(frame), len(self.frames))
         return self.series(obj, attribute).at(frame)
 
     def state_at(self, obj: Object | str | int, frame: int) -> dict[str, Any]:
         """Every attribute of an object at ``frame``: its class's attribute paths (inherited and
-        nested included; None where not yet set) plus any other series the object has."""
+        nested included; None where not yet set) plus any other series the object has.
+        :class:`PvdError` for a frame the recording does not have."""
+        _check_frames(_frame_number(frame), len(self.frames))
         if not isinstance(obj, Object):
             obj = self.find_object(obj, frame)
         out: dict[str, Any] = {}

@@ -238,7 +238,8 @@ def test_functions_take_any_recording():
     ("TireForce.lngForce[q]", {}, r"TireForce.lngForce\[q\]: expected x, y, z, w"),
     ("Vehicle.wheelAttachmentSet", {}, r"is a unique list"),
     ("TireForce.lngForce", {"vehicle": "/World/Nope"},
-     r"no vehicle '/World/Nope' \(its vehicles: '/World/Basic'"),
+     r"no vehicle '/World/Nope' \(its vehicles: /World/Basic, /World/Raw"),
+    ("TireForce.lngForce", {"vehicle": []}, r"vehicle= is an empty list"),
     ("TireForce.lngForce", {"object": "TireForce2"}, r"'TireForce2' is ambiguous: 4 objects match"),
     ("TireForce.lngForce", {"object": "/World/Basic/EngineState"}, r"no object"),
 ])
@@ -246,6 +247,13 @@ def test_bad_input_is_one_line(dev, spec, kwargs, message):
     with pytest.raises(PvdError, match=message) as err:
         dev.dataframe(spec, **kwargs)
     assert "\n" not in str(err.value)
+
+
+def test_a_vehicle_by_the_last_part_of_its_name(dev):
+    """vehicle="Basic" was "no vehicle" while --object Basic and replay --vehicle Basic worked."""
+    short = dev.dataframe("TireForce.lngForce[z]", vehicle=["Basic", "/World/Tank"])
+    whole = dev.dataframe("TireForce.lngForce[z]", vehicle=["/World/Basic", "/World/Tank"])
+    assert short.equals(whole) and set(short["vehicle"]) == {"/World/Basic", "/World/Tank"}
 
 
 def test_merge_that_needs_a_choice_says_so(dev):
