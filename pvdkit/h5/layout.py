@@ -126,6 +126,30 @@ _DT_CODE = {
 }
 
 
+def pool_name(is_list: bool, code: int, count: int) -> str:
+    """The name of the pool of a family, storage type code and elements per sample (0 =
+    variable): ``set_float32x3``, ``list_uint64x1``, ``set_bytes_var``."""
+    return f"{'list' if is_list else 'set'}_{_STORAGE[code]}" + (f"x{count}" if count > 0 else "_var")
+
+
+def pool_storage(name: str) -> tuple[np.dtype, int] | None:
+    """What a pool named ``name`` stores: (element dtype, elements per sample, 0 = variable),
+    read from the name the writer gives it (:func:`pool_name`); None for a name of another form.
+    Why the name: it is already read (the pool order), so checking a pool's datasets against it
+    costs no HDF5 call."""
+    family, _, rest = name.partition("_")
+    if family not in ("set", "list"):
+        return None
+    storage, sep, count = rest.rpartition("x")
+    if rest.endswith("_var"):
+        storage, count = rest[: -len("_var")], "0"
+    elif not sep or not count.isdigit() or int(count) < 1:
+        return None
+    if storage not in _STORAGE:
+        return None
+    return _STORAGE_DTYPE[_STORAGE.index(storage)], int(count)
+
+
 #: HDF5 strings end at a NUL byte, so a NUL inside a name or message is stored escaped as FF 01
 #: (and a FF byte as FF 02; FF never occurs in UTF-8, so ordinary names are stored unchanged).
 _ESCAPED = re.compile(rb"\xff([\x01\x02])")

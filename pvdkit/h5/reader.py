@@ -31,6 +31,7 @@ from pvdkit.h5.layout import (
     STOP_DTYPE,
     _counts_from,
     _dec,
+    pool_storage,
 )
 from pvdkit.index.tables import (
     FAMILY_LIST,
@@ -617,8 +618,25 @@ def _pools(src: _Source) -> tuple[list[str], list[_Pool]]:
             raise src.error(values.name, f"has {values.shape[0]} rows, the pool's frames {n}")
         if starts is not None and values.ndim != 1:
             raise src.error(values.name, "a variable-length pool stores its values flat (1-D)")
+        _check_storage(src, nm, values, variable=starts is not None)
         pools.append(_Pool(values, frames, ops, starts, lengths))
     return names, pools
+
+
+def _check_storage(src: _Source, name: str, values: h5py.Dataset, *, variable: bool) -> None:
+    """:class:`PvdError` when a pool's values are not what its name says it stores
+    (:func:`~pvdkit.h5.layout.pool_storage`): values rewritten as another type, or with fewer
+    elements per sample, would read and convert as other numbers, silently."""
+    storage = pool_storage(name)
+    if storage is None:
+        raise src.error(f"/pools/{name}", "is not a pool name of this format (<set|list>_<type>x<count> "
+                                          "or <set|list>_<type>_var)")
+    dtype, count = storage
+    shape = (values.shape[0],) if count <= 1 else (values.shape[0], count)
+    if values.dtype != dtype or values.shape != shape or variable != (count == 0):
+        what = "a variable number of" if count == 0 else f"{count} ×"
+        raise src.error(values.name, f"is {_type_name(values.dtype)} of shape {values.shape}, but its pool "
+                                     f"stores {what} {dtype.name} per sample (as its name says)")
 
 
 def _segments(src: _Source, pools: list[_Pool], series: np.ndarray) -> np.ndarray:

@@ -46,6 +46,7 @@ from pvdkit.h5.layout import (
     Progress,
     _counts_from,
     _enc,
+    pool_name,
 )
 from pvdkit.index.builder import IndexBuilder
 from pvdkit.index.tables import FAMILY_LIST, AttributeRegistration, Batch, Message
@@ -592,9 +593,7 @@ class H5Writer:
     def _create_pools(self, keys: list[tuple[int, int, int]]) -> None:
         for key in keys:
             family, code, k = key
-            name = f"{'list' if family == FAMILY_LIST else 'set'}_{_STORAGE[code]}" + (
-                f"x{k}" if k > 0 else "_var"
-            )
+            name = pool_name(family == FAMILY_LIST, code, k)
             g = self.file["pools"].create_group(name)
             g.attrs["family"] = "list" if family == FAMILY_LIST else "set"
             g.attrs["dtype"] = _STORAGE[code]

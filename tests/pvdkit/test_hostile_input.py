@@ -68,7 +68,7 @@ for path in sys.argv[1:]:
             for o in rec.objects:
                 for s in rec.all_series(o):
                     s.items if isinstance(s, ListSeries) else s.values
-                o.state_at(0)
+                o.state_at(len(rec.frames) - 1)
             rec.preload()
         print("OPENED", path)
     except PvdError as e:
@@ -92,6 +92,15 @@ def every_h5(tmp_path_factory) -> Path:
     (folder / "every.ovd").write_bytes(s.getvalue())
     convert(folder / "every.ovd", folder / "every.h5")
     return folder / "every.h5"
+
+
+def _rewritten(name: str, change):
+    """An edit that replaces dataset ``name`` by ``change(its values)``."""
+    def edit(f: h5py.File) -> None:
+        values = f[name][...]
+        del f[name]
+        f.create_dataset(name, data=change(values))
+    return edit
 
 
 def _edited(src: Path, dst: Path, edit) -> Path:
@@ -147,7 +156,7 @@ def test_cycles_through_several_classes_and_fan_out_are_bounded():
     commands.append(codec.CreateObject(1, 1, 9, "root"))
     rec = Recording.open(_stream(*commands))
     paths = rec.cls("C1").paths
-    rec.objects[0].state_at(0)
+    rec.objects[0].state_at(-1)  # the set-up: no frames
     assert len(paths) <= MIN_PATH_WORK
     assert all(len(chain) <= MAX_CLASS_NESTING + 1 for chain in paths.values())
 
@@ -200,7 +209,7 @@ def test_a_deep_base_class_chain_is_cut():
     rec = Recording.open(_stream(*commands))
     assert len(rec.objects_of_class("C1")) == MAX_BASE_DEPTH
     for o in rec.objects[:: n // 100]:
-        o.state_at(0)
+        o.state_at(-1)  # the set-up: no frames
     assert len(rec.cls(f"C{n}").mro) == MAX_BASE_DEPTH and rec.cls("C64").is_a("C1")
 
 
@@ -425,6 +434,13 @@ def test_inconsistent_variable_samples_are_a_pvd_error_when_read(every_h5, tmp_p
                     f["log/context_exceptions"].__setitem__(0, (10**9, 5))), None),
         (_set_field("registry/attributes", "data_type", 99), "/registry/attributes row 0"),
         (_set_field("segments", "pool", 77), "/segments row 0"),
+        # Values rewritten as another type or with fewer elements per sample read and converted
+        # as other numbers, silently: the pool's name says what it stores.
+        (_rewritten("pools/set_int8x2/values", lambda v: v.astype("<f4")),
+         r"/pools/set_int8x2/values: is float32 of shape \(\d+, 2\), but its pool stores 2 × int8"),
+        (_rewritten("pools/set_int8x2/values", lambda v: v[:, :1].copy()),
+         r"/pools/set_int8x2/values: is int8 of shape \(\d+, 1\), but its pool stores 2 × int8"),
+        (lambda f: f.move("pools/set_int8x2", "pools/mine"), "/pools/set_int8x2: missing"),
     ],
 )
 def test_structural_damage_is_one_pvd_error(every_h5, tmp_path, edit, message):
