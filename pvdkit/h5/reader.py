@@ -104,8 +104,11 @@ class _Source:
         self.f = f
         self.name = name
         self._capacity: dict[str, int] = {}
+        #: Rows of /log/commits when none of them fits the tables (a damaged commit log: nothing
+        #: of the recording can be trusted); 0 otherwise.
+        self.unusable_commits = 0
         if limit is _FROM_FILE:
-            limit = _committed_rows(f, name)
+            limit, self.unusable_commits = _committed_rows(f, name)
         self.limit: dict[str, int] | None = limit  # type: ignore[assignment]
         #: Frames of the recording, once /frames was read: sample frames must lie in -1 .. n - 1.
         self.n_frames: int | None = None
@@ -419,9 +422,11 @@ def _check_global_heaps(f: h5py.File, data: bytes | _FileBytes, name: str) -> No
         at = data.find(_GCOL, at + 1)
 
 
-def _committed_rows(f: h5py.File, name: str | None = None) -> dict[str, int] | None:
+def _committed_rows(f: h5py.File, name: str | None = None) -> tuple[dict[str, int] | None, int]:
     """Rows of each table as of the writer's last whole commit, for a recording whose writer did
-    not finish (rows past it may be half written); None when every row counts.
+    not finish (rows past it may be half written); None when every row counts. Second: the rows
+    of ``/log/commits`` when none of them fits (a damaged commit log: nothing can be trusted,
+    and the reader says so), else 0.
 
     Why not simply the last row of ``/log/commits``: a writer stopped by a full disk can leave
     that row's extent recorded but its bytes unwritten (zeros) or torn. Table lengths only grow,
@@ -431,10 +436,10 @@ def _committed_rows(f: h5py.File, name: str | None = None) -> dict[str, int] | N
     src = _Source(f, name or f.filename, limit=None)
     complete = src.attr(f, "complete")
     if complete is None or _truth(complete) or src.get("log/commits") is None:
-        return None
+        return None, 0
     commits = src.dataset("log/commits")
     if commits.shape[0] == 0:
-        return None
+        return None, 0
     fields = [t.replace("/", "_") for t in _COMMITTED_TABLES]
     if commits.dtype.names is None or any(k not in commits.dtype.names for k in fields):
         raise src.error(commits.name, f"is {commits.dtype}, expected the fields {', '.join(fields)}")
@@ -446,7 +451,8 @@ def _committed_rows(f: h5py.File, name: str | None = None) -> dict[str, int] | N
     for i in np.flatnonzero(fits):
         if (table[i] >= trusted).all():
             trusted = table[i]
-    return dict(zip(_COMMITTED_TABLES, (int(v) for v in trusted), strict=True))
+    limit = dict(zip(_COMMITTED_TABLES, (int(v) for v in trusted), strict=True))
+    return limit, 0 if fits.any() else len(table)
 
 
 def _rows_of_table(ds: object) -> int:
@@ -1004,6 +1010,10 @@ def _read(src: _Source, version: Version) -> RecordingData:
     incomplete = _incomplete_reason(f, src)
     if incomplete is not None and err is None:
         err = f"{name}: incomplete recording: {incomplete}; it holds the frames written before"
+        if src.unusable_commits:
+            err = (f"{name}: incomplete recording: {incomplete}; none of the {src.unusable_commits} rows of "
+                   "/log/commits fits its tables (a damaged commit log), so no row can be trusted and "
+                   "nothing of it is read")
     if err is None and counts_cache is not None:
         err = _tables_against_counts(name, counts_cache, len(regs), objects, len(frames), len(messages),
                                      int(seg["count"].sum()))

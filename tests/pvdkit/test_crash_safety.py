@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from pvdkit.recording import Recording
+from pvdkit.types import PvdWarning
 
 #: Slack on top of the one-second commit interval: the progress line is drawn 10 times a second
 #: and a commit of a second's frames takes a little time itself.
@@ -311,3 +312,28 @@ def test_a_half_written_last_commit_falls_back_to_the_one_before(tmp_path, last_
     killed = Recording.open(tmp_path / "killed.h5")
     assert len(killed.frames) == int(good["frames"]) > 0
     assert killed.counts()["set_attribute"] > 0
+
+
+def test_a_commit_log_none_of_whose_rows_fits_is_named(tmp_path):
+    """When no row of ``/log/commits`` fits the tables (every row damaged), nothing can be
+    trusted: the recording opened as empty with only the general "incomplete" warning, and
+    convert wrote an empty file without a word. The warning now says why nothing is read."""
+    from pvdkit.h5 import H5Stream
+
+    data = (Path(__file__).parent.parent / "data" / "vehicles_short.ovd").read_bytes()
+    live = tmp_path / "live.h5"
+    s = H5Stream(live, flush_interval=1e9)
+    s.write(data[:400_000])
+    s.flush()
+    f = s._writer.file
+    commits = f["log/commits"]
+    rows = commits[()]
+    rows["frames"] = 10**9
+    commits[...] = rows
+    f.flush()
+    shutil.copy(live, tmp_path / "killed.h5")
+    s.close()
+    with pytest.warns(PvdWarning, match=rf"none of the {len(rows)} rows of /log/commits fits its tables "
+                                        r"\(a damaged commit log\), so no row can be trusted"):
+        damaged = Recording.open(tmp_path / "killed.h5")
+    assert len(damaged.frames) == 0
