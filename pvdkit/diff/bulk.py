@@ -164,7 +164,9 @@ def _cols(ufunc: np.ufunc, m: np.ndarray) -> np.ndarray:
     """``ufunc.reduce(m, axis=1)`` column by column: numpy's row-wise reduction of a narrow
     matrix (3 or 4 elements, the usual vectors) runs an inner loop per row, several times
     slower. Not for NaN-holding floats (``np.maximum`` and ``max`` agree only without)."""
-    if m.shape[1] == 0 or m.shape[1] > 16:
+    if m.shape[1] == 0:  # samples of no element (a variable-length attribute set to b""): the identity
+        return np.full(len(m), 0 if ufunc.identity is None else ufunc.identity, m.dtype)
+    if m.shape[1] > 16:
         return ufunc.reduce(m, axis=1)
     out = m[:, 0].copy()
     for k in range(1, m.shape[1]):
@@ -475,6 +477,8 @@ def _row_bytes_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per row of two ``(n, size)`` uint8 matrices, whether their bytes differ (compared as
     whole words where the size allows)."""
     n, size = a.shape
+    if size == 0:  # empty samples hold the same (no) bytes
+        return np.zeros(n, bool)
     for word in (8, 4, 2):
         if size % word == 0:
             dt = np.dtype(f"<u{word}")
@@ -483,7 +487,7 @@ def _row_bytes_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             for k in range(1, size // word):
                 out |= wa[:, k] != wb[:, k]
             return out
-    return (a != b).any(axis=1) if size else np.zeros(n, bool)
+    return (a != b).any(axis=1)
 
 
 class _Counter:
@@ -970,7 +974,7 @@ def _numeric_stats(g: _Group, a: np.ndarray, b: np.ndarray, sseg: np.ndarray, m:
     first = _first_per_segment(sseg, at_max, m)
     comp = np.zeros(m, np.int64)
     rows = first[has]
-    if len(rows):
+    if len(rows) and a.shape[1]:  # (samples of no element: component 0)
         ra, rb = a[rows].astype(np.float64), b[rows].astype(np.float64)
         if geometric:
             d, _ = distances(ra, rb, tols.period[sseg[rows]], tols.quaternion[sseg[rows]])

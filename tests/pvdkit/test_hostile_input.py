@@ -658,7 +658,10 @@ def test_series_of_empty_payloads_read_everywhere(tmp_path):
     convert(ovd, h5)
     for f in (ovd, h5):
         for argv in (["info", str(f)], ["series", str(f), "WheelAttachment.tireForce"],
-                     ["series", str(f), "Thing.ids"], ["diff", str(f), str(ovd)]):
+                     ["series", str(f), "Thing.ids"], ["diff", str(f), str(ovd)],
+                     # a window or time alignment took the paths that reduce per element
+                     ["diff", str(f), str(ovd), "--align", "time"],
+                     ["diff", str(f), str(ovd), "--frames", "0:1"]):
             p = _run_cli(*argv)
             _no_traceback(p)
             assert p.returncode == 0, (argv, p.stderr)
