@@ -89,10 +89,13 @@ __all__ = [
 #: Most class attributes one attribute path of :attr:`Class.paths` goes through (deeper nesting
 #: is not expanded; OmniPVD itself allows 255 handles per path).
 MAX_CLASS_NESTING = 16
-#: Work :attr:`Class.paths` may do for one class, in characters of the dotted names it builds
-#: plus 16 per attribute visited: at least ``MIN_PATH_WORK``, else ``PATH_WORK_PER_BYTE`` × the
-#: bytes of the recording's attribute registrations (the budget grows with the file, so it
-#: never cuts a real schema short, and no file makes it build more than that).
+#: Work :attr:`Class.paths` may do for all the classes of one recording together, in
+#: characters of the dotted names it builds plus 16 per attribute visited below a class
+#: attribute: at least ``MIN_PATH_WORK``, else ``PATH_WORK_PER_BYTE`` × the bytes of the
+#: recording's attribute registrations (the budget grows with the file, so it never cuts a real
+#: schema short, and no file makes it build more than that). Per recording, not per class: 1,500
+#: classes of 100 bytes each, each holding a class attribute of one deep tree, spent a million
+#: units each (24 s for a 160 kB file).
 MIN_PATH_WORK = 1 << 20
 PATH_WORK_PER_BYTE = 16
 #: Most classes in a base-class chain (:attr:`Class.mro`): PhysX's are about 5 deep; a longer
@@ -145,8 +148,9 @@ class Attribute:
 class Class:
     """A registered class: name, handle, base class, own attributes and (for enums) values.
 
-    ``path_work`` bounds the work of :attr:`paths` (see :data:`MIN_PATH_WORK`);
-    :func:`build_registry` sets it from the size of the recording's registrations.
+    ``path_work`` is what is left of the work :attr:`paths` may do (see :data:`MIN_PATH_WORK`),
+    one counter shared by every class of a recording: :func:`build_registry` sets it from the
+    size of the recording's registrations.
     """
 
     handle: int
@@ -154,7 +158,7 @@ class Class:
     base: Class | None = None
     attributes: dict[str, Attribute] = field(default_factory=dict)
     enum_values: dict[str, int] = field(default_factory=dict)
-    path_work: int = field(default=MIN_PATH_WORK, repr=False)
+    path_work: list[int] = field(default_factory=lambda: [MIN_PATH_WORK], repr=False)
 
     def __repr__(self) -> str:
         base = f" : {self.base.name}" if self.base else ""
@@ -195,14 +199,16 @@ class Class:
         would otherwise give k^depth paths): a class attribute whose class is already being
         expanded on the way down (a class containing itself, directly or through a cycle — no
         C++ struct can) is not expanded; nesting stops at :data:`MAX_CLASS_NESTING` class
-        attributes; and the expansion stops after ``path_work`` units of work (characters of
-        the names it builds + 16 per attribute visited; at least :data:`MIN_PATH_WORK`, else
-        :data:`PATH_WORK_PER_BYTE` × the bytes of the recording's registrations), which PhysX
-        schemas stay far below. Data written through a path left out here is still read: it
-        shows in :meth:`Recording.state_at` and :meth:`Recording.series` finds it by name.
+        attributes; and the expansion of class attributes stops once the recording's classes
+        together spent ``path_work`` (characters of the names built + 16 per attribute visited;
+        at least :data:`MIN_PATH_WORK`, else :data:`PATH_WORK_PER_BYTE` × the bytes of the
+        recording's registrations), which PhysX schemas stay far below. A class's own plain
+        attributes are always listed, before any class attribute is expanded. Data written
+        through a path left out here is still read: it shows in :meth:`Recording.state_at` and
+        :meth:`Recording.series` finds it by name.
         """
         out: dict[str, tuple[Attribute, ...]] = {}
-        self._expand(out, "", (), (self,), [self.path_work], {})
+        self._expand(out, "", (), (self,), self.path_work, {})
         return out
 
     def _expand(
@@ -220,19 +226,30 @@ class Class:
         attrs = own.get(id(self))
         if attrs is None:
             attrs = own[id(self)] = self.all_attributes()
+        # Plain attributes first, then class attributes: a deep class attribute listed first
+        # spent the budget before a sibling such as "x" was named ("class C1 has no attribute x").
         for name, a in attrs.items():
+            if a.kind == "class":
+                continue
+            if chain:  # a class's own attributes are free: as many as its registrations
+                cost = 16 + len(prefix) + len(name)
+                if work[0] < cost:
+                    work[0] = 0
+                    return
+                work[0] -= cost
+            path = (*chain, a)
+            key = prefix + name
+            if chain and len(key) > MAX_PATH_NAME:  # the name Series gives it: its handles
+                key = "/".join(str(x.handle) for x in path)
+            out[key] = path
+        for name, a in attrs.items():
+            if a.kind != "class":
+                continue
             cost = 16 + len(prefix) + len(name)
             if work[0] < cost:
                 work[0] = 0
                 return
             work[0] -= cost
-            if a.kind != "class":
-                path = (*chain, a)
-                key = prefix + name
-                if chain and len(key) > MAX_PATH_NAME:  # the name Series gives it: its handles
-                    key = "/".join(str(x.handle) for x in path)
-                out[key] = path
-                continue
             sub = a.attribute_class
             if sub is None or len(chain) >= MAX_CLASS_NESTING or any(sub is c for c in stack):
                 continue
@@ -326,7 +343,7 @@ def build_registry(
         else:
             a.attribute_class = classes.get(h)
     size = sum(17 + len(a.name) for a in attrs.values())  # the bytes of their registrations
-    work = max(MIN_PATH_WORK, PATH_WORK_PER_BYTE * size)
+    work = [max(MIN_PATH_WORK, PATH_WORK_PER_BYTE * size)]  # one budget for all the classes
     for c in classes.values():
         c.path_work = work
     return classes, attrs

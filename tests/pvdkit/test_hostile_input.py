@@ -161,6 +161,44 @@ def test_cycles_through_several_classes_and_fan_out_are_bounded():
     assert all(len(chain) <= MAX_CLASS_NESTING + 1 for chain in paths.values())
 
 
+def _many_classes_sharing_one_tree(n: int, depth: int = 16) -> bytes:
+    """A binary tree of class attributes T0 … T``depth``, and ``n`` classes C*j* each holding a
+    class attribute ``t`` of its root and a plain ``x``, one object each with ``x`` set."""
+    cmds: list = [codec.RegisterClass(i + 1, f"T{i}") for i in range(depth + 1)]
+    handle = 0
+    for i in range(depth):
+        for name in ("a", "b"):
+            handle += 1
+            cmds.append(codec.RegisterClassAttribute(i + 1, handle, i + 2, name))
+    handle += 1
+    cmds.append(codec.RegisterAttribute(depth + 1, handle, DataType.FLOAT32, 1, "v"))
+    base, x_of = depth + 2, []
+    for j in range(n):
+        cmds += [codec.RegisterClass(base + j, f"C{j}"),
+                 codec.RegisterClassAttribute(base + j, handle + 1, 1, "t"),
+                 codec.RegisterAttribute(base + j, handle + 2, DataType.FLOAT32, 1, "x")]
+        x_of.append(handle + 2)
+        handle += 2
+    cmds += [codec.CreateObject(1, base + j, 1000 + j, f"obj{j}") for j in range(n)]
+    cmds.append(codec.StartFrame(1, 1))
+    cmds += [codec.SetAttribute(1, 1000 + j, (x_of[j],), struct.pack("<f", j)) for j in range(n)]
+    cmds.append(codec.StopFrame(1, 1))
+    return _stream(*cmds)
+
+
+@pytest.mark.timeout(60)
+def test_the_path_budget_is_the_recordings_not_each_classes():
+    """160 kB of 1,500 classes sharing one deep tree took 24 s to open and name (info, diff):
+    each class had a million units of its own. And a class's plain ``x`` went unlisted when its
+    deep sibling spent the budget first ("class C1 has no attribute 'x'")."""
+    rec = Recording.open(_many_classes_sharing_one_tree(1500))
+    for c in rec.classes.values():
+        assert len(c.paths) <= MIN_PATH_WORK
+    assert all("x" in rec.cls(f"C{j}").paths for j in range(1500))
+    assert rec.value_at("obj7", "x", 0) == 7.0
+    assert sum(len(c.paths) for c in rec.classes.values()) * 16 <= 2 * MIN_PATH_WORK + 16 * 3100
+
+
 def test_nesting_stops_at_the_documented_depth():
     n = MAX_CLASS_NESTING + 4
     commands = [codec.RegisterClass(h, f"L{h}") for h in range(1, n + 2)]
