@@ -166,7 +166,28 @@ def njit(func: Callable | None = None, **options: Any) -> Any:
     if where is None:
         return numba.njit(**{**options, "cache": False})(func)
     with _numba_cache_dir(where):
-        return numba.njit(**options)(func)
+        kernel = numba.njit(**options)(func)
+    _tolerate_damaged_entries(kernel)
+    return kernel
+
+
+def _tolerate_damaged_entries(kernel: Any) -> None:
+    """Read a cache entry that cannot be loaded (a file cut short by a full disk or a killed
+    compile, a bit flipped) as no entry: the kernel compiles and its entry is written anew.
+    numba raises the unpickling error instead (a traceback from ``pvdkit info``). Uses numba's
+    cache object (``_cache``), as :func:`is_cached` does; a numba without it is left as it is."""
+    cache = getattr(kernel, "_cache", None)
+    load = getattr(cache, "load_overload", None)
+    if load is None:
+        return
+
+    def load_or_recompile(sig: Any, target_context: Any) -> Any:
+        try:
+            return load(sig, target_context)
+        except Exception:  # noqa: BLE001 - any damage of a cache file: compile instead
+            return None
+
+    cache.load_overload = load_or_recompile
 
 
 # --------------------------------------------------------------------------------------------

@@ -111,6 +111,31 @@ def test_kernels_cache_in_pvdkits_directory_and_other_numba_code_keeps_numbas(tm
     assert [p.name.split("-")[0] for p in (tmp_path / "user").rglob("*.nbi")] == ["kern.ours"]
 
 
+@pytest.mark.parametrize("damage", ["cut", "garbage", "empty"])
+def test_a_damaged_cache_entry_is_compiled_again(tmp_path, damage):
+    """A cache file cut short (a full disk, a killed compile) or overwritten made ``pvdkit info``
+    end in numba's UnpicklingError traceback; it is now a cache miss, and the entry is rewritten."""
+    _module(tmp_path, "kern", """
+        from pvdkit.jit import njit
+
+        @njit(cache=True)
+        def ours(x):
+            return x + 1
+        """)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update({jit.CACHE_ENV: str(tmp_path / "cache"),
+                "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), str(ROOT)])})
+    run = [sys.executable, "-c", "import kern; assert kern.ours(1) == 2"]
+    subprocess.run(run, env=env, check=True, cwd=tmp_path)
+    (entry,) = (tmp_path / "cache" / "numba").rglob("*.nbc")
+    whole = entry.read_bytes()
+    entry.write_bytes({"cut": whole[: len(whole) // 3], "garbage": b"\x80\x04not a pickle" * 9,
+                       "empty": b""}[damage])
+    out = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert entry.read_bytes() != b"" and len(entry.read_bytes()) > len(whole) // 3  # written anew
+
+
 @pytest.fixture
 def kernel(tmp_path, monkeypatch):
     """A fresh kernel module with its cache in ``tmp_path`` (cold until called)."""
