@@ -77,6 +77,18 @@ def _word(v: Any) -> int | None:
 _INDEX = re.compile(r"(\d+)$")
 
 
+def _is_handle(value: Any) -> bool:
+    """True for one object handle; a payload of another size than 8 bytes reads as its bytes."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message: a payload of bytes as its size."""
+    if isinstance(value, np.ndarray):
+        return f"a payload of {value.nbytes} bytes"
+    return repr(value)
+
+
 class Source:
     """One recording plus the name used in error messages; every read raises RecordingError."""
 
@@ -163,15 +175,17 @@ class Source:
     def link(self, obj: Object, attr: str, frame: int, vehicle: str) -> Object:
         """The object an object-handle attribute points at (RecordingError if unset or dangling)."""
         h = self.value(obj, attr, frame, vehicle)
-        target = self.rec.resolve(int(h), frame) if h else None
+        target = self.rec.resolve(int(h), frame) if _is_handle(h) and h else None
         if target is None:
-            raise self.error(vehicle, self.where(obj, attr), f"a handle of a recorded object, got {h!r}")
+            raise self.error(vehicle, self.where(obj, attr),
+                             f"a handle of a recorded object, got {_shown(h)}")
         return target
 
     def maybe_link(self, obj: Object, attr: str, frame: int) -> Object | None:
-        """The linked object, or None when the attribute is absent, unset or 0."""
+        """The linked object, or None when the attribute is absent, unset or 0 (or holds no
+        handle: a payload of another size than 8 bytes)."""
         h = self.maybe(obj, attr, frame)
-        return self.rec.resolve(int(h), frame) if h else None
+        return self.rec.resolve(int(h), frame) if _is_handle(h) and h else None
 
     def links(self, obj: Object, attr: str, frame: int, vehicle: str) -> list[Object]:
         """The objects of a unique list, in the index order of their names (``WheelAttachment2``

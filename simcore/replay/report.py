@@ -59,7 +59,10 @@ def chatter_steps(wheel_speed: np.ndarray) -> np.ndarray:
     big = np.abs(d) > CHATTER_JUMP
     flips = ((d[:-2] * d[1:-1] < 0) & (d[1:-1] * d[2:] < 0) & big[:-2] & big[1:-1] & big[2:]).any(axis=1)
     for k in range(4 + CHATTER_SETTLE):  # d[i], d[i+1], d[i+2] span steps i..i+3
-        out[k:k + len(flips)] |= flips[:len(w) - k]
+        n = min(len(flips), len(w) - k)  # a replay of a few steps ends before the settling does
+        if n <= 0:
+            break
+        out[k:k + n] |= flips[:n]
     return out
 
 

@@ -106,6 +106,9 @@ def test_chatter_steps_are_jumps_up_down_up_and_the_settling_after() -> None:
     assert flagged[0] == 9 and flagged[-1] == 14 + CHATTER_SETTLE
     assert np.array_equal(flagged, np.arange(9, 15 + CHATTER_SETTLE))
     assert not chatter_steps(ramp[:3]).any()  # too short to tell
+    # A replay of a few steps ends before the settling does (it raised a broadcast error).
+    short = np.c_[[0.0, 2.0, -2.0, 2.0, 0.0]]
+    assert chatter_steps(short).tolist() == [True] * 5
 
 
 def test_open_loop_judges_wheel_speeds_where_physx_does_not_chatter(open_loop, stop_go) -> None:

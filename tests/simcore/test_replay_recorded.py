@@ -361,3 +361,26 @@ def test_as_bool_accepts_every_spelling() -> None:
     np.testing.assert_array_equal(_as_bool(np.array([True, False])), [True, False])
     with pytest.raises(ValueError):
         _as_bool("maybe")
+
+
+def test_a_handle_payload_of_another_size_is_one_line(tmp_path: Path) -> None:
+    """A WheelAttachment.suspState written with 9 bytes (payload sizes may differ from the
+    registration) read as an array of bytes and ended in 'truth value of an array' (a fuzzed
+    PhysX recording); it is now a RecordingError naming the attribute and the payload."""
+    from dataclasses import replace
+
+    from pvdkit.ovd import codec
+
+    data = (DATA / "vehicles_short.ovd").read_bytes()
+    with Recording.open(DATA / "vehicles_short.ovd") as rec:
+        susp = rec.cls("WheelAttachment").attributes["suspState"].handle
+    out, patched = [codec.encode_header(codec.decode_header(data))], False
+    for _, command in codec.iter_decode(data):
+        if not patched and isinstance(command, codec.SetAttribute) and command.attribute == susp:
+            command, patched = replace(command, data=command.data + b"\x00"), True
+        out.append(command.encode())
+    path = tmp_path / "handle9.ovd"
+    path.write_bytes(b"".join(out))
+    message = r"handle9\.ovd: /World/\w+: WheelAttachment\.suspState: a handle of a recorded object"
+    with pytest.raises(RecordingError, match=message + ", got a payload of 9 bytes"):
+        vehicles_from_recording(path)
