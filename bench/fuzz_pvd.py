@@ -885,12 +885,13 @@ def _exercise_recording(path: Path, case: Case, w: _Worker) -> None:
                     _touch(s.items, s.members_at(frames[2]))
                 else:
                     _touch(s.values, s.raw, s.times, s.at(frames[2]))
+        inside = [f for f in frames if f < nf]  # point queries refuse frames past the last
         for o in rec.objects[:48]:
-            for f in frames[:4]:
+            for f in inside:
                 state = o.state_at(f)
             if o.cls is not None:
                 for name in list(o.cls.paths)[:6]:
-                    o.value_at(name, frames[-1])
+                    o.value_at(name, inside[-1])
             for name in list(state)[:4]:
                 rec.series(o, name)
         for m in rec.messages[:5]:

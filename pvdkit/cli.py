@@ -250,7 +250,8 @@ def _version() -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """A message on one line, as a terminal shows it (control characters escaped)."""
+    return printable(" ".join(text.split()), one_line=True)
 
 
 def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
@@ -403,19 +404,20 @@ def _info_run(args: argparse.Namespace) -> int:
         f"objects {d['objects']:,}, frames {d['frames']:,}\n"
     )
     if d["incomplete"]:
-        out.write(f"  incomplete: {d['incomplete']}; it holds the frames written before\n")
+        out.write(f"  incomplete: {_one_line(d['incomplete'])}; it holds the frames written before\n")
     elif d["error"]:
-        out.write(f"  damaged: {d['error']}\n")
+        out.write(f"  damaged: {_one_line(d['error'])}\n")
     out.write(f"  {_time_line(d['time'])}\n")
     vehicles = d["vehicles"]
     if vehicles:
         out.write(f"vehicles ({len(vehicles)}):\n")
         shown = vehicles[:MAX_INFO_VEHICLES]
-        w = max(len(printable(v["name"])) for v in shown)
-        kw = max(len(printable(v["kind"])) for v in shown)
-        for v in shown:
+        names = [printable(v["name"], one_line=True) for v in shown]
+        kinds = [printable(v["kind"], one_line=True) for v in shown]
+        w, kw = max(map(len, names)), max(map(len, kinds))
+        for v, name, kind in zip(shown, names, kinds, strict=True):
             wheels = f"{v['wheels']} wheel{'s' if v['wheels'] != 1 else ''}"
-            out.write(f"  {printable(v['name']):<{w}}  {printable(v['kind']):<{kw}}  {wheels}\n")
+            out.write(f"  {name:<{w}}  {kind:<{kw}}  {wheels}\n")
         if len(vehicles) > len(shown):
             out.write(f"  … and {len(vehicles) - len(shown):,} more (--json lists them all)\n")
     out.write("commands:\n")
@@ -424,9 +426,9 @@ def _info_run(args: argparse.Namespace) -> int:
         out.write(f"  {k:<{width}}  {v:>12,}\n")
     if d["top_classes"]:
         out.write("top classes by object count:\n")
-        w = max(len(printable(t["class"])) for t in d["top_classes"])
-        for t in d["top_classes"]:  # a class name with bytes that are no UTF-8 prints them escaped
-            out.write(f"  {printable(t['class']):<{w}}  {t['objects']:>8,}\n")
+        w = max(len(printable(t["class"], one_line=True)) for t in d["top_classes"])
+        for t in d["top_classes"]:  # bytes that are no UTF-8, and control characters, print escaped
+            out.write(f"  {printable(t['class'], one_line=True):<{w}}  {t['objects']:>8,}\n")
     return 0
 
 
@@ -775,7 +777,7 @@ def _series_run(args: argparse.Namespace) -> int:
 
 def _csv_cell(c: Any, col: int = -1) -> Any:
     if isinstance(c, str):
-        return printable(c)
+        return printable(c)  # the csv module quotes newlines; control characters are escaped
     if col == 3 and isinstance(c, int):  # the handle, as the table, the viewer and --object show it
         return hex(c)
     if isinstance(c, np.floating):  # in full: a float64 reader gets the recorded float32 exactly
@@ -792,7 +794,7 @@ def _text_cell(c: Any, col: int) -> str:
         return f"{c:.9g}"
     if isinstance(c, np.floating):
         return str(c)
-    return printable(str(c))
+    return printable(str(c), one_line=True)
 
 
 # ============================================================================================

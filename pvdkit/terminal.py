@@ -31,11 +31,21 @@ def reader_gone() -> None:
         os.close(null)
 
 
-def printable(text: str) -> str:
-    """``text`` with the bytes of a name that are no UTF-8 (PhysX writes ``char*`` names
-    verbatim; pvdkit keeps them as surrogates) shown as ``\\xNN``: what any UTF-8 output — a
-    strict terminal, a report file, XML, a plot title — can hold."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+#: Control characters as escapes (C0, DEL and C1): a name or string of a recording holding ESC
+#: [2J, a carriage return or a bell cleared the screen or broke a table. Newlines are kept by
+#: :func:`printable` unless ``one_line`` (a report has lines; a name or a value does not).
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
+    0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+_CONTROLS_KEEP_LINES = {c: e for c, e in _CONTROLS.items() if c != 0x0A}
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` as any UTF-8 output — a terminal, a report file, XML, a plot title — shows it
+    as it is: the bytes of a name that are no UTF-8 (PhysX writes ``char*`` names verbatim;
+    pvdkit keeps them as surrogates) as ``\\xNN``, control characters as escapes (``\\x1b``,
+    ``\\r``), newlines too when ``one_line`` (a name, a value, a table cell, a warning)."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text.translate(_CONTROLS if one_line else _CONTROLS_KEEP_LINES)
 
 
 def shown(value: object, limit: int = 80) -> str:

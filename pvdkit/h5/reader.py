@@ -1006,7 +1006,11 @@ def _read(src: _Source, version: Version) -> RecordingData:
         }
         return _counts_from(per_kind, reg)
 
+    # The damage of the stream this file was made from (a converted .ovd, a live stream): said
+    # with this file's name first, since a warning naming only trunc.ovd points at another file.
     err = src.attr_str(f, "error") or None
+    if err is not None:
+        err = f"{name}: made from a damaged stream: {err}"
     incomplete = _incomplete_reason(f, src)
     if incomplete is not None and err is None:
         err = f"{name}: incomplete recording: {incomplete}; it holds the frames written before"

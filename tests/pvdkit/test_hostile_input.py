@@ -775,6 +775,31 @@ def test_names_that_are_no_utf8_print_escaped_everywhere(tmp_path):
     assert p.returncode == 1 and "car\\xfe" in p.stdout and "Car\\xff" in junit.read_text(encoding="utf-8")
 
 
+def test_control_characters_of_a_recording_reach_no_terminal(every_h5, tmp_path):
+    """A class name, a string value or a damage description holding ESC [2J, a carriage return
+    or a bell cleared the screen and broke the tables of info and series: they print escaped."""
+    evil = "evil\n\x1b[2J\r\x07"
+    w = OmniPvdWriter(MemoryStream())
+    c = w.register_class(evil)
+    label = w.register_attribute(c, "label", DataType.STRING, 0)
+    w.create_object(1, c, 0x10, "thing")
+    w.start_frame(1, 1)
+    w.set_attribute(1, 0x10, label, evil)
+    w.stop_frame(1, 1)
+    path = tmp_path / "evil.ovd"
+    path.write_bytes(w.stream.getvalue())
+    for argv in (["info", str(path)], ["series", str(path), f"{evil}.label"]):
+        p = _run_cli(*argv)
+        _no_traceback(p)
+        assert p.returncode == 0, p.stderr
+        assert not set(p.stdout) & {"\x1b", "\r", "\x07"} and "evil\\n\\x1b[2J\\r\\x07" in p.stdout
+    # The damage an .h5 records of its source: named after the .h5 read, and escaped.
+    damaged = _edited(every_h5, tmp_path / "damaged.h5", lambda f: f.attrs.__setitem__("error", evil))
+    p = _run_cli("info", str(damaged))
+    assert not set(p.stdout + p.stderr) & {"\x1b", "\r", "\x07"}
+    assert f"pvdkit: warning: {damaged}: made from a damaged stream: evil \\x1b[2J \\x07" in p.stderr
+
+
 def test_h5_tables_that_contradict_the_log_are_named(every_h5, tmp_path):
     """Edited .h5 files that opened as other data without a word (fuzzing): a list series whose
     segment row was deleted (diff crashed), samples moved to a frame that does not exist, bytes
