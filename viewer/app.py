@@ -366,6 +366,9 @@ def run(options: ViewOptions) -> int:
     win = MainWindow(up_axis=options.up_axis, sync=options.sync)
     win.resize(*options.size)
     win.show()
+    # Before anything that can take long: listening compiles the stream kernels on a first run
+    # (seconds), and a SIGTERM meanwhile killed the viewer, its recording left as if crashed.
+    received = _close_on_signals(win)
     if options.listen is not None:
         win.listen(options.listen, options.save)
     elif options.follow or (options.files and options.files[0].lower().endswith(".ovd")
@@ -382,8 +385,9 @@ def run(options: ViewOptions) -> int:
             win.open_file(options.files[0])
             for other in options.compared:
                 win.open_file(other, compare=True)
-    received = _close_on_signals(win)
-    status = int(app.exec())
+    # A signal handled before the event loop runs closed the window already: its quit() came
+    # before exec() and would be lost, leaving the loop running with nothing to show.
+    status = 0 if received else int(app.exec())
     return {"SIGINT": 130, "SIGTERM": 143}.get(received[0], status) if received else status
 
 

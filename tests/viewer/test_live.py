@@ -669,6 +669,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def test_a_signal_while_the_viewer_starts_closes_it(tmp_path):
+    """Its handlers were installed after listening, which on a first run compiles the stream
+    kernels for seconds: a SIGTERM then killed the viewer outright (status -15). And a signal
+    handled before the event loop ran left it running for ever (the window's quit came first)."""
+    import signal
+    import subprocess
+    import sys
+
+    port = _free_port()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path), "TMPDIR": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cold")}
+    env.pop("PVDKIT_CACHE_DIR", None)
+    env.pop("NUMBA_CACHE_DIR", None)
+    viewer = subprocess.Popen([sys.executable, "-m", "pvdkit", "view", "--listen", f"127.0.0.1:{port}"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # bound: listening has begun, compiling may still go on
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert viewer.poll() is None and time.monotonic() < deadline, viewer.communicate()
+                time.sleep(0.05)
+        viewer.send_signal(signal.SIGTERM)
+        out, err = viewer.communicate(timeout=60)
+    finally:
+        if viewer.poll() is None:
+            viewer.kill()
+    assert viewer.returncode == 143, err
+    assert "Traceback" not in err and "Exception in thread" not in err, err
+
+
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
 def test_a_signal_closes_the_live_viewer_keeping_what_arrived(tmp_path, stream, signame):
     """SIGTERM (what `timeout` and a logout send) killed the viewer with its live recording
@@ -696,7 +729,12 @@ def test_a_signal_closes_the_live_viewer_keeping_what_arrived(tmp_path, stream, 
             except OSError:
                 assert viewer.poll() is None and time.monotonic() < deadline, viewer.communicate()
                 time.sleep(0.2)
-        time.sleep(2.0)  # received, parsed and committed (a commit within a second of a pause)
+        # Received: its recording exists (a first run compiles the stream kernels for seconds
+        # first, and a signal then found no recording to keep) …
+        while not any(p.stat().st_size for p in tmp_path.rglob("*.h5")):
+            assert viewer.poll() is None and time.monotonic() < deadline, viewer.communicate()
+            time.sleep(0.2)
+        time.sleep(2.0)  # … parsed and committed (a commit within a second of a pause)
         viewer.send_signal(getattr(signal, signame))
         out, err = viewer.communicate(timeout=60)
     finally:

@@ -92,6 +92,22 @@ def test_load_select_plot_scrub_shows_that_frames_values(make_window, qtbot, rea
     assert ws.selection.current is basic.wheels[1].root
 
 
+def test_a_damaged_recording_says_so_in_the_status_bar(make_window, tmp_path):
+    """A truncated .ovd opened showing its first frames as if that were all: only a warning on
+    stderr said the rest was missing. The status bar says it, in red, opened or compared."""
+    cut = tmp_path / "cut.ovd"
+    cut.write_bytes(FIXTURE.read_bytes()[:400_000])
+    win = make_window(cut)
+    text = win.status_label.text()
+    assert "damaged, what follows the damage is missing: truncated at byte offset" in text, text
+    assert "color" in win.status_label.styleSheet() and "cut.ovd" in win.status_label.toolTip()
+    win.open_file(str(FIXTURE), wait=True)  # an intact one: no such line
+    assert "damaged" not in win.status_label.text() and win.status_label.styleSheet() == ""
+    win.open_file(str(cut), compare=True, wait=True)
+    text = win.status_label.text()
+    assert text.startswith("Comparing with cut.ovd") and "damaged" in text
+
+
 def test_a_long_plot_error_leaves_the_layout_alone(make_window, qtbot):
     """A bad spec's error (a file path and suggestions) set the central area's minimum width: the
     Objects dock went from 340 to 76 px and stayed there. It wraps now; notes are not red."""

@@ -270,8 +270,8 @@ class TcpFeed(LiveFeed):
         return self._tmpdir is not None
 
     def _run(self) -> None:
-        self.server.settimeout(POLL_SECONDS)
         try:
+            self.server.settimeout(POLL_SECONDS)
             while True:
                 self._check_stop()
                 try:
@@ -281,6 +281,9 @@ class TcpFeed(LiveFeed):
                 if self._speaks(conn):
                     break
                 conn.close()  # connected and said nothing: not PhysX, which sends its preamble at once
+        except OSError:
+            self._check_stop()  # stopped (the socket closed) before or while this thread waited
+            raise
         finally:
             self.server.close()
         self.peer = f"{addr[0]}:{addr[1]}"

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from pvdkit import outputs
+from pvdkit.h5.reader import WRITER_OPEN
 from pvdkit.types import PvdError
 from viewer.model.layout import Layout
 from viewer.model.live import H5FileWatch, LiveFeed, OvdFileFeed, TcpFeed, being_written
@@ -59,6 +60,17 @@ LIVE_POLL_BACK_MS = 200
 H5_WATCH_MS = 500
 #: How often the file shown is checked for a new run written over it (ms; one stat call).
 DISK_CHECK_MS = 1000
+
+
+def damage_of(session: RecordingSession) -> str | None:
+    """What the status bar says of a damaged or unfinished recording (None: intact, or an .h5
+    still being written, which the window follows): a truncated .ovd opened showing the frames
+    before the damage, and only a warning on stderr said that the rest was missing."""
+    rec = session.recording
+    if rec.error is None or rec.incomplete == WRITER_OPEN and being_written(session.path, rec):
+        return None
+    text = " ".join(rec.error.split()).removeprefix(f"{session.path}: ")
+    return f"damaged, what follows the damage is missing: {text}"
 
 
 class MainWindow(QMainWindow):
@@ -432,8 +444,10 @@ class MainWindow(QMainWindow):
                 ws.add_comparison(session)
             else:
                 ws.set_comparison(session, self.sync)
+            damage = damage_of(session)
             self.show_status(f"Comparing with {session.name} ({session.n_frames} frames, opened in "
-                             f"{session.open_seconds:.2f} s)")
+                             f"{session.open_seconds:.2f} s)" + (f" · {damage}" if damage else ""),
+                             error=damage is not None, detail=damage and session.recording.error)
         elif self._h5_watch is not None and self._h5_watch.path == path and ws.session is not None:
             ws.replace_session(session)  # a newer state of the .h5 being written
             self._h5_watch.seen(session.recording, session.file_stamp)  # done: _poll_h5 stops it
@@ -678,10 +692,12 @@ class MainWindow(QMainWindow):
             return
         rec = session.recording
         tb = session.timebase
+        damage = damage_of(session)
         self.show_status(
             f"{session.name} · {session.n_frames} frames · {len(rec.objects)} objects · "
             f"{len(session.vehicles)} vehicle{'s' if len(session.vehicles) != 1 else ''} · time: {tb.source}"
-            f" · opened in {session.open_seconds:.2f} s")
+            f" · opened in {session.open_seconds:.2f} s" + (f" · {damage}" if damage else ""),
+            error=damage is not None, detail=damage and rec.error)
         if session.vehicles:
             self.workspace.select(session.vehicles[0].obj)
         if self.start_view:
@@ -759,9 +775,12 @@ class MainWindow(QMainWindow):
         self.stop_compare_action.setEnabled(ws.comparison is not None)
         self.add_compare_action.setEnabled(ws.session is not None)
 
-    def show_status(self, text: str, error: bool = False) -> None:
+    def show_status(self, text: str, error: bool = False, detail: str | None = None) -> None:
+        """One line in the status bar (red for an error); ``detail``: its tooltip, for a line
+        the window is too narrow to show whole."""
         self.status_label.setStyleSheet(f"color: {theme.ERROR}" if error else "")
         self.status_label.setText(text)
+        self.status_label.setToolTip(detail or "")
 
     # ------------------------------------------------------------------ screenshots
 
