@@ -138,6 +138,17 @@ def test_a_pose_plots_by_position_or_rotation_element(fixture_session):
             resolve_targets(rec, vehicles, bad, basic.obj)
 
 
+def test_curves_of_objects_outside_one_vehicle_are_labelled_by_their_paths(fixture_session):
+    """Every EngineState of the scene was labelled "EngineState" twice, and PhysX's unnamed
+    scene by its handle (0x557221bb6d20): the legend and the CSV could not tell them apart."""
+    rec, vehicles = fixture_session.recording, fixture_session.vehicles
+    engines = resolve_targets(rec, vehicles, "EngineState.rotationSpeed")
+    labels = [label for label, _ in engines.objects]
+    assert labels == ["/World/Standard/EngineState", "/World/Tank/EngineState"]
+    (scene,) = resolve_targets(rec, vehicles, "PxScene.gravity[y]").objects
+    assert scene[0] == "<PxScene>"
+
+
 def test_per_wheel_target_matches_readback(fixture_session, readback):
     rec = fixture_session.recording
     for vname in ("Basic", "Tank"):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pvdkit.names import NORM, POSE_WIDTH, element_name, is_pose, resolve_spec
+from pvdkit.names import NORM, POSE_WIDTH, element_name, is_pose, names_of, resolve_spec
 from pvdkit.recording import ListSeries, Object, Recording
 from pvdkit.types import DataType, PvdError
 from viewer.model.downsample import zoh_values
@@ -269,12 +269,15 @@ def resolve_targets(rec: Recording, vehicles: list[Vehicle], spec: str, context:
                 objs = [(o.name or cls_name, o)]
         where = f" · {vehicle.name}"
     if not objs:
+        # Labelled by their paths (/World/Standard/EngineState): by their names, the engines of
+        # two vehicles were both "EngineState", and an unnamed scene "0x557221bb6d20".
+        paths = names_of(rec)
         if context is not None and context.cls is not None and context.cls.is_a(cls_name):
-            objs = [(context.name or cls_name, context)]
+            objs = [(paths.path(context), context)]
             where = ""
         else:
             found = rec.objects_of_class(cls_name)
-            objs = [(o.name or f"0x{o.handle:x}", o) for o in found[:limit]]
+            objs = [(paths.path(o), o) for o in found[:limit]]
             where = ""
     if not objs:
         raise PlotError(f"no object of class {cls_name} to plot")

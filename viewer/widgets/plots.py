@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pyqtgraph as pg
@@ -473,7 +474,9 @@ class PlotPanel:
         return True
 
     def _save_csv_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(None, "Save plot data", f"{self.plot.title}.csv", "CSV (*.csv)")
+        # The title names the vehicle by its path (/World/Basic): no folders in the file's name.
+        name = re.sub(r'[/\\:*?"<>|]+', "_", self.plot.title).strip(" ._") or "plot"
+        path, _ = QFileDialog.getSaveFileName(None, "Save plot data", f"{name}.csv", "CSV (*.csv)")
         if path:
             self.save_csv(path)
 
