@@ -328,6 +328,33 @@ def test_layout_round_trip_file_and_user_settings(window, tmp_path, sedan):
     assert Layout.from_json('{"format": "pvdkit-viewer-layout", "version": 1, "panes": []}').xy is None
 
 
+def test_a_layout_that_does_not_apply_keeps_what_is_shown_and_the_users_layout(window, tmp_path, sedan):
+    """A car's layout loaded on a motorcycle left no plot at all; and the motorcycle's start view,
+    shown because the user's layout did not apply, was saved over that layout when the next car
+    was opened, which then showed wheel speeds only (viewer audit)."""
+    from simcore.cli.record import record
+
+    moto = record("motorcycle", None, duration=0.3, out=tmp_path / "moto.h5").path
+    win = window()
+    ws = win.workspace
+    basic = ws.session.vehicle_named("/World/Basic")
+    ws.plot("SuspensionState.jounce", vehicle=basic)
+    ws.plot("TireForce.lngForce[z]", vehicle=basic)
+    layout = tmp_path / "car.json"
+    win.save_layout(str(layout))
+    n_car = len(ws.plots.plots)
+    win.open_file(str(moto), wait=True)  # the user's layout does not apply: the start view
+    start = [p.title for p in ws.plots.plots]
+    assert start and all("Motorcycle" in t for t in start)
+    problems = win.load_layout(str(layout))
+    assert problems[-1] == "nothing of the layout applies to moto.h5: the plots shown are kept"
+    assert [p.title for p in ws.plots.plots] == start
+    win.open_file(str(sedan), wait=True)  # the car's layout again, not the motorcycle's
+    assert len(ws.plots.plots) == n_car
+    assert [p.title for p in ws.plots.plots][-2:] == ["SuspensionState.jounce · sedan",
+                                                       "TireForce.lngForce[z] · sedan"]
+
+
 def _layout(panes, **extra) -> str:
     return json.dumps({"format": "pvdkit-viewer-layout", "version": 1, "panes": panes, **extra})
 
@@ -356,8 +383,10 @@ def test_a_hostile_layout_is_refused_or_reported_never_silently_cut(window):
     assert "no class 'nope'" in problems[1]
     assert [len(p.curves) for p in ws.plots.plots] == [1]  # what was found is shown
     bad_attribute = Layout.from_json(_layout([{"title": "t", "curves": [{**curve, "attribute": "nope"}]}]))
-    (problem,) = ws.apply_layout(bad_attribute)
+    problem, kept = ws.apply_layout(bad_attribute)
     assert "has no attribute 'nope'" in problem and "none of its objects" not in problem
+    assert kept == "nothing of the layout applies to dev_drive.h5: the plots shown are kept"
+    assert [len(p.curves) for p in ws.plots.plots] == [1]
 
 
 def test_view_layout_option_renders_that_layout(qtbot, tmp_path):

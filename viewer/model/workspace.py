@@ -338,7 +338,15 @@ class Workspace:
         each). A pane's curves are found by object path; a pane whose objects are not in this
         recording is made again from its ``spec`` for the selected (else the first) vehicle."""
         with self.plots.batch():  # one rebuild of the view, not one per plot
-            return self._apply_layout(layout)
+            shown = self.layout() if self.plots.plots else None
+            problems = self._apply_layout(layout)
+            if layout.panes and not self.plots.plots and shown is not None:
+                # Nothing of it applies (a car's layout on a motorcycle): keep what was shown
+                # rather than leave an empty plot area.
+                self._apply_layout(shown)
+                problems.append(f"nothing of the layout applies to {self.session.name}: the plots shown "
+                                "are kept" if self.session is not None else "the plots shown are kept")
+            return problems
 
     def _apply_layout(self, layout: Layout) -> list[str]:
         if layout.xy is not None:

@@ -87,6 +87,8 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.sync = sync
         self.start_view = start_view
+        #: The start view shown because the user's layout did not apply (as JSON), until changed.
+        self._start_layout: str | None = None
         self.workspace = workspace or Workspace()
         self.settings = settings if settings is not None else QSettings("pvdkit", "viewer")
         self.up_axis = up_axis
@@ -718,16 +720,23 @@ class MainWindow(QMainWindow):
     def save_user_layout(self) -> None:
         """Remember the plots shown as the user's layout (on close and before another recording)."""
         ws = self.workspace
-        if ws.session is not None and self.start_view:
-            self.settings.setValue(LAYOUT_KEY, ws.layout().to_json())
+        if ws.session is None or not self.start_view:
+            return
+        shown = ws.layout().to_json()
+        if shown != self._start_layout:  # an untouched start view never replaces the user's layout
+            self.settings.setValue(LAYOUT_KEY, shown)
 
     def _restore_user_layout(self) -> None:
         ws = self.workspace
         layout = self.user_layout()
         if layout is not None and layout.panes:
             ws.apply_layout(layout)
+        self._start_layout = None
         if not ws.plots.plots:
+            # The user's layout does not apply (a motorcycle after cars): the recording's start
+            # view, which opening the next car must not save in the layout's place.
             ws.show_start(ws.current_vehicle)
+            self._start_layout = ws.layout().to_json()
 
     def save_layout(self, path: str) -> None:
         """Write the plots shown to a layout file (JSON, objects by readable path)."""
