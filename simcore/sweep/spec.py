@@ -567,6 +567,13 @@ def _check_values(spec: SweepSpec, fail: Any) -> None:
         section = "grid" if path in spec.grid else "random"
         for v in values:
             try:
-                with_param(spec.base, path, v)
+                changed = with_param(spec.base, path, v)
+                # The value's bounds too (a mass of -1 ran, and failed in its worker): each value
+                # with the vehicle's others, as `pvdkit record --set` checks it.
+                validate = getattr(changed, "validate", None)
+                if validate is not None:
+                    validate()
             except ParamPathError as exc:
                 raise fail(f"{section}.{path}", str(exc)) from None
+            except ValueError as exc:
+                raise fail(f"{section}.{path}", f"{v!r}: {exc}") from None
