@@ -304,7 +304,18 @@ def _notice_compile(kernels: Sequence[str], seconds: float) -> None:
 def _info_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="an .ovd or .h5 recording")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--top", type=int, default=10, metavar="N", help="classes listed by object count (10)")
+    p.add_argument("--top", type=_count, default=10, metavar="N", help="classes listed by object count (10)")
+
+
+def _count(text: str) -> int:
+    """A count option: a whole number >= 0 (``--top -1`` listed nothing, silently)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {n}")
+    return n
 
 
 def info_dict(path: str, top: int = 10) -> dict[str, Any]:
@@ -694,6 +705,10 @@ def series_rows(path: str, spec: str, obj: str | None = None) -> tuple[list[str]
             header = [*SERIES_COLUMNS, unit_label(attr, unit)]
         else:
             header = [*SERIES_COLUMNS, *(unit_label(f"{attr}[{j}]", unit) for j in range(width))]
+        # A value column named like one of the others (Simulation.time's "time [s]") is named
+        # with its class: two equal column names are one to a CSV reader (pandas: "time [s].1").
+        header[len(SERIES_COLUMNS):] = [f"{cls.name}.{h}" if h in SERIES_COLUMNS else h
+                                        for h in header[len(SERIES_COLUMNS):]]
         tb = rec.time_base
         frames_t = rec.frames
         out = []

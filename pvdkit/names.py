@@ -909,8 +909,9 @@ def resolve_spec(rec: Recording, text: str) -> AttributeSpec:
     if chain is None:
         close = close_names(attr, cls.paths)
         known = sorted(cls.paths)
-        hint = f"did you mean {', '.join(close)}?" if close else \
-            f"it has: {', '.join(known[:MAX_LISTED])}{' …' if len(known) > MAX_LISTED else ''}"
+        hint = (f"did you mean {', '.join(close)}?" if close else
+                f"it has: {', '.join(known[:MAX_LISTED])}{' …' if len(known) > MAX_LISTED else ''}" if known
+                else "it has no attributes")
         raise PvdError(f"{rec.source_name}: class {cls.name} has no attribute {attr!r}; {hint}")
     leaf = chain[-1]
     element = None if selector is None else parse_element(

@@ -1285,10 +1285,9 @@ class Recording:
                     return self._paths[pid], found, attribute
             if obj.cls is not None:
                 known = ", ".join(sorted(obj.cls.paths)[:12])
-                raise PvdError(
-                    f"{self.source_name}: class {obj.cls.name} has no attribute "
-                    f"{attribute!r} (it has: {known}{' …' if len(obj.cls.paths) > 12 else ''})"
-                )
+                has = f"it has: {known}{' …' if len(obj.cls.paths) > 12 else ''}" if known else "it has none"
+                raise PvdError(f"{self.source_name}: class {obj.cls.name} has no attribute {attribute!r} "
+                               f"({has})")
             # implicit object: match registered attribute names
             for pid, p in enumerate(self._paths):
                 chain, name = self._path_name(pid)

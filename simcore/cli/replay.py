@@ -68,7 +68,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pvdkit replay``; user errors become one line (exit 2), a bug keeps its traceback."""
-    path = require_input(args.recording, "replay")
+    path = require_input(args.recording, "a PhysX recording (.ovd or .h5)")
     if not args.tolerance > 0:
         raise PvdError(f"replay: --tolerance must be > 0, got {args.tolerance!r}")
     for opt, out in (("-o", args.output), ("--report", args.report), ("--html", args.html)):

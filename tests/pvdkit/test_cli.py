@@ -18,6 +18,8 @@ from pvdkit.recording import Recording
 from pvdkit.streams import MemoryStream
 from pvdkit.synthetic import write_every_command
 from pvdkit.terminal import ProgressBar, format_table
+from pvdkit.types import DataType
+from pvdkit.writer import OmniPvdWriter
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "vehicles_short.ovd"
 EXPECTED_COUNTS = {
@@ -393,3 +395,27 @@ def test_handles_read_the_same_everywhere_and_float32_prints_short(capsys):
     assert cli.main(["dump", str(FIXTURE)]) == 0
     geom = next(line for line in capsys.readouterr().out.splitlines() if "attribute='geom'" in line)
     assert re.search(r"value=0x[0-9a-f]+$", geom), geom
+
+
+def test_small_input_checks_of_the_audit(capsys, tmp_path):
+    """--top -1 dropped the class list silently; a value column named like a fixed one
+    (Simulation.time's "time [s]") made two equal CSV headers; a class without attributes
+    ended its error in "it has:"."""
+    status, _, err = run(capsys, "info", str(FIXTURE), "--top", "-1")
+    assert status == 2 and "argument --top: expected a whole number >= 0, got -1" in err
+    w = OmniPvdWriter(MemoryStream())
+    sim = w.register_class("Simulation")
+    t = w.register_attribute(sim, "time", DataType.FLOAT64, 1)
+    bare = w.register_class("Bare")
+    w.create_object(1, sim, 1, "Simulation")
+    w.create_object(1, bare, 2, "bare")
+    w.start_frame(1, 1)
+    w.set_attribute(1, 1, t, 0.5)
+    w.stop_frame(1, 1)
+    path = tmp_path / "sim.ovd"
+    path.write_bytes(w.stream.getvalue())
+    status, out, _ = run(capsys, "series", str(path), "Simulation.time", "--csv")
+    assert status == 0
+    assert out.splitlines()[0] == "frame,time [s],timestamp,handle,name,path,Simulation.time [s]"
+    status, _, err = run(capsys, "series", str(path), "Bare.x")
+    assert status == 2 and err.rstrip().endswith("class Bare has no attribute 'x'; it has no attributes")
