@@ -308,6 +308,17 @@ def test_compare_by_time_keeps_each_frame_of_a_step_with_its_twin():
     np.testing.assert_array_equal(one.matching_frames(shifted, fa), one.frame_at(shifted.seconds))
 
 
+def test_the_twin_of_a_shorter_recording_ends_where_it_ends(tmp_path):
+    """B (25 frames) drawn over A (40) held its last value flat to A's end, and the legend read
+    it there, with nothing to say B had ended: its curve now ends at B's last frame."""
+    a = RecordingSession.open(write_recording(tmp_path / "a.ovd", 40, 10_000_000))
+    b = RecordingSession.open(write_recording(tmp_path / "b.ovd", 25, 10_000_000, scale=2.0))
+    for sync in ("frame", "time"):
+        comp = Comparison(a, b, sync=sync)
+        ov = comp.overlay(CurveKey(a.find("probe").index, "value"))
+        assert np.isfinite(ov.value_at(24)) and np.isnan(ov.value_at(25)) and np.isnan(ov.value_at(39))
+
+
 def test_compare_by_time_between_different_rates(tmp_path):
     """A at 100 Hz, B at 50 Hz; each records its frame timestamp. By time, B's frame for A's
     frame f is the last B frame at or before A's time, and A − B is exactly the time lag."""

@@ -165,7 +165,14 @@ class Comparison:
         d = self.cache_b.get(kb)
         x = self.a_position_of_b(d.frames)
         order = np.argsort(x, kind="stable")
-        return CurveData(x[order], d.values[order])
+        x, values = x[order], np.asarray(d.values, np.float64)[order]
+        # B ends before A: its last value is not held to A's end (a flat line, and a legend
+        # value, where B has no frames); a NaN after B's last frame ends the step curve there.
+        nb = self.b.n_frames
+        end = int(self.a_position_of_b(np.array([nb - 1]))[0]) + 1 if nb else 0
+        if len(x) and end < self.a.n_frames and end > x[-1]:
+            x, values = np.append(x, end), np.append(values, np.nan)
+        return CurveData(x, values)
 
     def difference(self, key: CurveKey) -> CurveData | None:
         """A − B on A's frames that B has too (:meth:`common_frames`; B taken at its matched

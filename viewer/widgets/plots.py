@@ -295,6 +295,8 @@ class _Drawn:
         return self.diffs[0][1] if self.diffs else None
 
     def text(self, v: float) -> str:
+        if math.isnan(v):  # no value there (before the first sample, after a recording ended)
+            return "—"
         named = self.names.text(v) if self.names is not None else None
         return named if named is not None else _fmt(v)
 
@@ -607,13 +609,11 @@ class PlotPanel:
         """Move the cursors and read every curve at ``frame``."""
         self.cursor.setValue(frame)
         values = []
-        fb: dict[int, int] = {}
         for d in self.drawn:
             values.append(d.text(d.data.value_at(frame)) if d.data is not None else "n/a")
-            for ov in d.overlays:
-                if ov.j not in fb:
-                    fb[ov.j] = ov.comparison.frame_b(frame)
-                values.append(d.text(ov.b_data.value_at(fb[ov.j])) if ov.b_data is not None else "n/a")
+            # Each twin as drawn: "—" once its recording has ended, not its last value held.
+            values += [d.text(ov.on_a.value_at(frame)) if ov.b_data is not None else "n/a"
+                       for ov in d.overlays]
         self.legend.set_values(values)
         if self.diff_item is not None and self.diff_cursor is not None and self.diff_legend is not None:
             self.diff_cursor.setValue(frame)
