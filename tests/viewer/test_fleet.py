@@ -145,6 +145,17 @@ def test_fleet_window_tree_topdown_and_scrub(window, qtbot):
     assert win.objects.tree.currentItem().text(0) == target.name
 
 
+def test_each_name_sits_by_its_own_car(window):
+    """Placed 1.6 lines above a car's centre, a name stood nearer the next car of a fleet 4 m
+    apart: "vehicle_000" read as the name of vehicle_001 (viewer audit)."""
+    fleet = window.topdown.fleet
+    ff = fleet.frame
+    for i, label in enumerate(fleet.labels):
+        pos = label.pos()
+        near = np.argmin(np.linalg.norm(ff.centres - [pos.x(), pos.y()], axis=1))
+        assert near == i and pos.y() == ff.outlines[i, :, 1].max() and label.anchor.y() == 1.0
+
+
 def test_bulk_reads_of_a_recording_written_in_commits(fleet):
     """A recorded fleet stores each series in several segments (one per commit): the bulk read
     that opens it gives what series-by-series reads give, and the handle graph is the same."""

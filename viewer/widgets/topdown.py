@@ -131,11 +131,12 @@ class _FleetItems:
         self.frame: FleetFrame | None = None
 
     def _label(self, text: str) -> pg.TextItem:
-        # A's names above the cars; B's, C's … below, one line further down each, so that the
-        # recordings' cars at one place do not write their names over each other.
-        below = -0.6 - 1.1 * (self.j - 1)
+        # A's names just above the cars' outlines; B's, C's … just below, one line further down
+        # each, so that the recordings' cars at one place do not write their names over each
+        # other. Placed from the centre, a name stood nearer the next car of a fleet 4 m apart.
+        below = -1.1 * (self.j - 1)
         label = pg.TextItem(text, color=theme.DIM_TEXT if self.ghost else theme.TEXT,
-                            anchor=(0.5, below) if self.ghost else (0.5, 1.6))
+                            anchor=(0.5, below) if self.ghost else (0.5, 1.0))
         self._add(label)
         return label
 
@@ -182,11 +183,16 @@ class _FleetItems:
         for i, label in enumerate(self.labels):
             label.setVisible(bool(ff.present[i]))
             if ff.present[i]:
-                label.setPos(float(ff.centres[i, 0]), float(ff.centres[i, 1]))
+                label.setPos(*self._label_at(ff, i))
         if self.sel_label is not None:
             self.sel_label.setVisible(on)
             if on:
-                self.sel_label.setPos(float(ff.centres[sel, 0]), float(ff.centres[sel, 1]))
+                self.sel_label.setPos(*self._label_at(ff, sel))
+
+    def _label_at(self, ff: FleetFrame, i: int) -> tuple[float, float]:
+        """Where vehicle ``i``'s name goes: above its outline (A), below it (B, C …)."""
+        ys = ff.outlines[i, :, 1]
+        return float(ff.centres[i, 0]), float(ys.min() if self.ghost else ys.max())
 
 
 class TopDownView(QWidget):
