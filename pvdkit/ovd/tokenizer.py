@@ -301,8 +301,12 @@ def _describe(status: int, data: np.ndarray, at: int, source_name: str) -> str |
     code = int(data[at])
     if status == kernels.TRUNCATED:
         what = Command(code).name.lower() if code in Command._value2member_map_ else str(code)
+        # A file cut short and a length field damaged in a whole file look alike here: both are
+        # named, with how much follows (a few bytes: cut short; most of a file: a bad length).
         return (f"{source_name}: truncated at byte offset {at}: the {what} command starting there "
-                f"runs past the end of the data ({len(data)} bytes); every command before it was read")
+                f"runs past the end of the data ({len(data)} bytes, {len(data) - at:,} of them from its "
+                "start: the file was cut short there, or the command's length is damaged); every "
+                "command before it was read")
     if status == kernels.UNKNOWN_COMMAND:
         return (f"{source_name}: damaged at byte offset {at}: unknown command code {code} "
                 f"(expected 1 or 3..13); every command before it was read")

@@ -68,6 +68,10 @@ def test_truncation_at_every_byte_offset_yields_exactly_the_complete_prefix():
         if table.error is not None:
             assert table.truncated
             assert f"cut.ovd: truncated at byte offset {table.valid_end}" in table.error
+            # A length damaged in a whole file reads the same: the message says both, and how
+            # much follows the command's start.
+            assert (f"{len(data) - table.valid_end:,} of them from its start: the file was cut short there, "
+                    "or the command's length is damaged") in table.error
             with pytest.raises(PvdError, match=f"truncated command at byte offset {table.valid_end}"):
                 codec.decode_command_at(data, table.valid_end, table.version)
 
