@@ -305,7 +305,8 @@ def _text_value(rec: Recording, obj: Object | None, attribute: str) -> str:
 def _kind(vehicle: Object, refs: dict[int, dict[str, list[Object]]]) -> str:
     """Vehicle2's drivetrain of a vehicle: from the ``engineDrivetrain`` / ``directDrivetrain``
     links of its ``Vehicle`` object (a tank: an engine drive with a tank transmission command
-    or differential); a vehicle of another class says its class (simcore's ``Motorcycle``)."""
+    or differential; a raw drive: a direct drivetrain without commands); a vehicle of another
+    class says its class (simcore's ``Motorcycle``)."""
     cls = vehicle.cls
     if cls is None:
         return "unknown"
@@ -318,8 +319,12 @@ def _kind(vehicle: Object, refs: dict[int, dict[str, list[Object]]]) -> str:
         parts = [_first(links, a) for a in ("transmissionCommandState", "differentialParams")]
         tank = any(p is not None and p.cls is not None and p.cls.name.startswith("Tank") for p in parts)
         return "tank drive" if tank else "engine drive"
-    if _first(mine, "directDrivetrain") is not None:
-        return "direct drive"
+    direct = _first(mine, "directDrivetrain")
+    if direct is not None:
+        # Without a command state nothing drives it but per-wheel torques set from outside
+        # (PhysX's /World/Raw): what pvdkit replay calls a raw vehicle.
+        commanded = _first(refs.get(direct.index, {}), "commandState") is not None
+        return "direct drive" if commanded else "raw drive"
     return "no drivetrain"
 
 

@@ -182,7 +182,7 @@ def test_info_shows_duration_rates_and_vehicles(capsys):
     at = lines.index("vehicles (4):")
     assert [line.split() for line in lines[at + 1:at + 5]] == [
         ["/World/Basic", "direct", "drive", "4", "wheels"],
-        ["/World/Raw", "direct", "drive", "4", "wheels"],
+        ["/World/Raw", "raw", "drive", "4", "wheels"],
         ["/World/Standard", "engine", "drive", "4", "wheels"],
         ["/World/Tank", "tank", "drive", "4", "wheels"],
     ]
@@ -191,7 +191,7 @@ def test_info_shows_duration_rates_and_vehicles(capsys):
     assert d["time"]["source"] == "PxScene.elapsedTime" and d["time"]["steps"] == 480
     assert d["time"]["duration_s"] == pytest.approx(8.0, abs=1e-5) and d["time"]["frames_per_step"] == 2
     assert [(v["name"], v["kind"], v["wheels"]) for v in d["vehicles"]] == [
-        ("/World/Basic", "direct drive", 4), ("/World/Raw", "direct drive", 4),
+        ("/World/Basic", "direct drive", 4), ("/World/Raw", "raw drive", 4),
         ("/World/Standard", "engine drive", 4), ("/World/Tank", "tank drive", 4)]
 
 

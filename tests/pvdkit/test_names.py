@@ -27,7 +27,7 @@ from pvdkit.recording import Recording
 from pvdkit.types import PvdError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-VEHICLES = [("/World/Basic", "direct drive"), ("/World/Raw", "direct drive"),
+VEHICLES = [("/World/Basic", "direct drive"), ("/World/Raw", "raw drive"),
             ("/World/Standard", "engine drive"), ("/World/Tank", "tank drive")]
 
 

@@ -209,7 +209,7 @@ def test_fleet_names(simcore_files, capsys):
 def test_vehicles_and_wheels_are_first_class(dev):
     vs = dev.vehicles
     assert all(isinstance(v, Vehicle) for v in vs) and vs == vehicles(dev)
-    assert [v.kind for v in vs] == ["direct drive", "direct drive", "engine drive", "tank drive"]
+    assert [v.kind for v in vs] == ["direct drive", "raw drive", "engine drive", "tank drive"]
     w = vs[1].wheels[2]
     assert isinstance(w, Wheel) and w.path == "/World/Raw/wheel 2" and w.vehicle is vs[1]
     assert [o.cls.name for o in w.objects("TireForce")] == ["TireForce"]
