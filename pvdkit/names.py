@@ -523,7 +523,19 @@ class ObjectNames:
         return None
 
     def _no_object(self, text: str) -> PvdError:
-        names = [v.name for v in vehicles(self.recording)]
+        found = vehicles(self.recording)
+        head, sep, rest = text.rpartition("/wheel ")
+        wheel = rest.partition("/")[0]
+        if sep and head and wheel.isdigit():  # a wheel its vehicle does not have: say which it has
+            try:
+                full = self._full_vehicle_path(head)
+            except PvdError:
+                full = None
+            for v in found:
+                if v.name in (head, full):
+                    has = f"its wheels are 0 … {len(v.wheels) - 1}" if v.wheels else "it has none"
+                    return PvdError(f"{self.recording.source_name}: {v.name} has no wheel {wheel}: {has}")
+        names = [v.name for v in found]
         listed = (f"; its vehicles: {', '.join(names[:MAX_LISTED])}{' …' if len(names) > MAX_LISTED else ''}"
                   if names else "")
         return PvdError(f"{self.recording.source_name}: no object {text!r} (give a path or name as "

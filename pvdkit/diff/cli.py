@@ -65,7 +65,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="TOML", type=outputs.path_argument,
                    help="tolerance file: defaults, ignore globs, per-attribute rules")
     p.add_argument("--frames", metavar="START:STOP", type=_window_text,
-                   help="compare only this window of frames (half-open)")
+                   help="compare only this window of frames (half-open); N alone is frame N")
     p.add_argument("--align", choices=("index", "time"), default="index",
                    help="match B's frames to A's by index (default) or by start timestamp")
     p.add_argument("--vehicle", metavar="NAME[=NAME_B]",

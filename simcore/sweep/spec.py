@@ -464,6 +464,9 @@ def _random(table: Any, base: Any, fail: Any) -> tuple[dict[str, tuple[str, list
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise fail("random.samples", f"expected a whole number of samples >= 1, got {shown(samples)}")
     seed = table.get("seed")
+    if seed is None:
+        raise fail("random.seed", "missing: a random sweep needs a seed (a whole number), so that it can be "
+                                  "run again and give the same runs")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**128:  # numpy's seeds
         raise fail(
             "random.seed",

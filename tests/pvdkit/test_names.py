@@ -88,7 +88,8 @@ def test_resolve_paths_vehicles_wheels_labels_and_handles(physx):
     ("Vehicle", "'Vehicle' is ambiguous: 4 objects match: '/World/Basic' (0x"),
     ("nobody", "no object 'nobody' (give a path or name as `pvdkit series` prints them, a vehicle name, "
                "a `pvdkit diff` label or a handle; its vehicles: /World/Basic, "),
-    ("/World/Basic/wheel 9", "no object"),
+    ("/World/Basic/wheel 9", "/World/Basic has no wheel 9: its wheels are 0 … 3"),
+    ("Basic/wheel 9/TireForce", "/World/Basic has no wheel 9: its wheels are 0 … 3"),
     ("/World/Basic/RigidBodyState", "is a RigidBodyState, not a TireForce"),
 ])
 def test_ambiguous_and_unknown_objects_are_errors(physx, text, message):

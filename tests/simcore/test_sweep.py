@@ -282,7 +282,7 @@ ignore = ["TireParams.*"]
         ),
         (
             'vehicle = "sedan"\n[random]\nsamples = 2\n"rigid_body.mass" = { uniform = [1, 2] }',
-            "sweep.toml: random.seed: expected a whole number",
+            "sweep.toml: random.seed: missing: a random sweep needs a seed",
         ),
         (  # a 5,000-digit hex seed passed and crashed writing DIR/sweep.toml after the runs
             'vehicle = "sedan"\n[random]\nsamples = 2\nseed = 0x' + "f" * 5000
