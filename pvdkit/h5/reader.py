@@ -499,12 +499,22 @@ def _check_source(src: _Source) -> Version:
             f"{src.name}: an HDF5 file but not a pvdkit recording (root attribute 'format' is "
             f"{shown!r}, expected {FORMAT_NAME!r})"
         )
-    v = src.attr_int(f, "format_version") or 0
-    if v > FORMAT_VERSION:
+    v = src.attr_int(f, "format_version")
+    if v is not None and v > FORMAT_VERSION:
         raise PvdError(
             f"{src.name}: pvdkit recording format version {v} is newer than this pvdkit reads "
             f"({FORMAT_VERSION}); upgrade pvdkit"
         )
+    if v is None or v < 1:  # every writer sets it: 0, -1 or none is no version of this format
+        expected = "1" if FORMAT_VERSION == 1 else f"1 … {FORMAT_VERSION}"
+        raise src.error("root attribute 'format_version'",
+                        f"is {'missing' if v is None else v}, expected {expected}")
+    complete = src.attr(f, "complete")
+    value = complete[()] if isinstance(complete, np.ndarray) and complete.shape == () else complete
+    if complete is not None and not (isinstance(value, (bool, np.bool_)) or
+                                     isinstance(value, (int, np.integer)) and int(value) in (0, 1)):
+        shown = int(value) if isinstance(value, (int, np.integer)) else _describe_value(value)
+        raise src.error("root attribute 'complete'", f"is {shown}, expected true or false")
     for req in (
         "registry/classes",
         "registry/attributes",

@@ -479,6 +479,13 @@ def test_inconsistent_variable_samples_are_a_pvd_error_when_read(every_h5, tmp_p
         (_rewritten("pools/set_int8x2/values", lambda v: v[:, :1].copy()),
          r"/pools/set_int8x2/values: is int8 of shape \(\d+, 1\), but its pool stores 2 × int8"),
         (lambda f: f.move("pools/set_int8x2", "pools/mine"), "/pools/set_int8x2: missing"),
+        # Root attributes every writer sets: a version of 0, -1 or none, a "complete" of 5,
+        # opened without a word.
+        (lambda f: f.attrs.__setitem__("format_version", 0),
+         "root attribute 'format_version': is 0, expected 1"),
+        (lambda f: f.attrs.__delitem__("format_version"), "root attribute 'format_version': is missing"),
+        (lambda f: f.attrs.__setitem__("complete", 5),
+         "root attribute 'complete': is 5, expected true or false"),
     ],
 )
 def test_structural_damage_is_one_pvd_error(every_h5, tmp_path, edit, message):

@@ -286,7 +286,7 @@ def test_series_value_at_and_state_at_take_paths_as_table_does(dev):
     np.testing.assert_array_equal(dev.value_at("/World/Tank/wheel 2/TireForce", "lngForce", 100),
                                   dev.value_at(tire, "lngForce", 100))
     assert set(dev.state_at("/World/Tank/wheel 2/TireForce", 100)) >= {"lngForce", "latForce"}
-    with pytest.raises(PvdError, match="no object '/World/Tank/wheel 9/TireForce'"):
+    with pytest.raises(PvdError, match="/World/Tank has no wheel 9: its wheels are 0 … 3"):
         dev.series("/World/Tank/wheel 9/TireForce", "lngForce")
     with pytest.raises(PvdError, match="TireForce2.*/World/Basic/wheel 2/TireForce"):
         dev.series("TireForce2", "lngForce")  # four vehicles' wheels share the name: the error lists them
