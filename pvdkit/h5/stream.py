@@ -520,8 +520,10 @@ class H5Stream:
         tail = bytes(res.rest) + bytes(self._dead)
         error = self._error
         if error is None and res.rest:
+            # Named after what wrote the stream (a PhysX peer, pvdkit record): the reader puts the
+            # file's own name first ("x.h5: made from a damaged stream: 127.0.0.1:5555: …").
             error = (
-                f"{self.path}: truncated at byte offset {self._offset}: the stream ended inside a "
+                f"{self.source}: truncated at byte offset {self._offset}: the stream ended inside a "
                 "command; every command before it was recorded"
             )
         self._writer.close(tail, error, interrupted=self._interrupted, parts=res.parts)
