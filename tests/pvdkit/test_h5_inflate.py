@@ -47,6 +47,22 @@ def test_rows_read_as_h5py_reads_them(tmp_path, dtype, width, n):
             _same(read_rows(ds, lo, hi), ds[lo:hi])
 
 
+@pytest.mark.parametrize("parallel_bytes", [0, 1 << 40])
+def test_chunks_inflated_on_several_threads_read_as_on_one(tmp_path, monkeypatch, parallel_bytes):
+    """Large reads inflate their chunks on the cores (ISA-L releases the GIL): every row lands
+    where a one-thread read puts it, a chunk h5py must read (a skipped filter) included."""
+    from pvdkit.h5 import inflate
+
+    monkeypatch.setattr(inflate, "_PARALLEL_BYTES", parallel_bytes)
+    data = random_rows(np.random.default_rng(5), np.dtype("<f4"), (20_000, 3))
+    path = tmp_path / "x.h5"
+    _write(path, "d", data, chunk_rows=512)
+    with h5py.File(path, "r") as f:
+        ds = f["d"]
+        for lo, hi in ((0, 20_000), (700, 19_001), (511, 513)):
+            _same(read_rows(ds, lo, hi), data[lo:hi])
+
+
 def test_rows_past_a_resized_end_and_unwritten_chunks_read_as_h5py(tmp_path):
     """A dataset grown after writing: its last stored chunk's padding and chunks never written
     (fill values, read by h5py) give what h5py gives."""
