@@ -425,8 +425,10 @@ def _view_options_given(options: ViewOptions) -> bool:
 
 
 def _require_inputs(options: ViewOptions) -> None:
-    for f in options.files + list(options.compare) + ([options.layout] if options.layout else []):
+    for f in options.files + list(options.compare):
         outputs.require_input(f)
+    if options.layout:  # a layout is no recording: said so, with the option that named it
+        outputs.require_input(options.layout, "a layout file (.json)", label="--layout")
 
 
 def _check_image_format(path: str) -> None:

@@ -328,6 +328,19 @@ def test_background_loading_with_progress_and_errors(make_window, qtbot, tmp_pat
     assert str(bad) not in win.recent.paths
     with pytest.raises(PvdError, match="no such file"):
         win.open_file(str(tmp_path / "missing.ovd"), wait=True)
+    # A recent file that fails to read now (rewritten, cut) stays listed; one that is gone does not.
+    run = tmp_path / "run.ovd"
+    run.write_bytes(FIXTURE.read_bytes())
+    win.open_file(str(run), wait=True)
+    run.write_text("garbage")
+    win.open_file(str(run))
+    win.wait_for_loaders()
+    assert str(run) in win.recent.paths
+    win.open_file(str(FIXTURE), wait=True)
+    run.unlink()
+    win.open_file(str(run))
+    win.wait_for_loaders()
+    assert str(run) not in win.recent.paths
 
 
 def test_drop_files_on_window_opens_and_compares(make_window, tmp_path):

@@ -425,8 +425,9 @@ class MainWindow(QMainWindow):
         self._loaders.remove(loader)
         if not self._loaders:
             self.progress.hide()
-        self.recent.remove(path)
-        self.settings.setValue("recentFiles", self.recent.paths)
+        if not os.path.exists(path):  # gone; one that fails to read (being rewritten?) stays listed
+            self.recent.remove(path)
+            self.settings.setValue("recentFiles", self.recent.paths)
         first = message.splitlines()[0]
         self.show_status(first, error=True)
         if self.isVisible():
