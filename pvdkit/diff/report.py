@@ -376,7 +376,7 @@ def _group_failure(group: list[SeriesDiff]) -> tuple[str | None, str | None]:
     first = bad[0]
     msg = (f"{len(bad)} of {len(group)} object(s) differ; first divergence at frame "
            f"{_frame(first.first_frame)}"
-           f"{at_time(first)} in {first.object}: "
+           f"{at_time(first)} in {first.shown}: "
            f"A {first.a_value} B {first.b_value}")
     return msg, "\n".join(_series_line(s) for s in bad)
 
