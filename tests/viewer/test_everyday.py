@@ -256,8 +256,18 @@ def test_three_recordings_compared(window, tmp_path):
     ws.timeline.set_frame(9)  # t = 0.1 s: A 0.1, B 0.2, C 0.3
     assert panel.legend.values == ["0.1", "0.2", "0.3"]
     assert panel.diff_legend.values == ["-0.1", "-0.2"]  # A − B, A − C
-    ws.timeline.set_frame(25)  # past C's end: A − C is not drawn there
+    ws.timeline.set_frame(25)  # past C's end: A − C is not drawn there, nor C itself
     assert panel.diff_legend.values[1] == "—" and panel.diff_legend.values[0] != "—"
+    assert panel.legend.values[2] == "—" and panel.legend.values[1] != "—"
+    # However many files are compared, the legend's title (which lists them) never makes it
+    # wider than its rows need, or 360 px: it outgrew the plot and hid the values.
+    from PySide6.QtGui import QColor
+
+    from viewer.widgets.plots import TITLE_ROOM
+
+    rows = [(f"wheel {k}", QColor("red"), False) for k in range(4)]
+    panel.legend.set_rows("Probe.value   vs " + ", ".join(f"{c}: run_{c}.h5" for c in "BCDEFGH"), rows)
+    assert panel.legend.title.endswith("…") and panel.legend.size().width() <= TITLE_ROOM + 24
     # B as the reference: B − A and B − C.
     win.plots.reference_box.setCurrentIndex(1)
     (panel,) = win.plots.panels

@@ -109,6 +109,10 @@ class FrameTimeAxis(pg.AxisItem):
         self.update()
 
 
+#: Widest a legend's title may make the legend (px) when its rows are narrower.
+TITLE_ROOM = 360
+
+
 class CurveLegend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     """Legend that also reads out each curve's value at the cursor.
 
@@ -141,8 +145,16 @@ class CurveLegend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         self._line = max(self._fm.height(), self._fmm.height())
         bold = QFont(self.font)
         bold.setBold(True)
-        title_w = QFontMetrics(bold).horizontalAdvance(title) + 12
-        w = max(22 + self._label_w + 10 + self._value_w, title_w) + 12
+        rows_w = 22 + self._label_w + 10 + self._value_w
+        # A title longer than the rows (the attribute, then every compared file's name) is cut
+        # with "…": at its full width the legend outgrew the plot and hid the values.
+        room = max(rows_w, TITLE_ROOM)
+        bold_fm = QFontMetrics(bold)
+        if bold_fm.horizontalAdvance(title) > room:
+            title = bold_fm.elidedText(title, Qt.TextElideMode.ElideRight, room)
+            self.title = title
+        title_w = bold_fm.horizontalAdvance(title) + 12
+        w = max(rows_w, title_w) + 12
         h = self._line * (len(rows) + (1 if title else 0)) + 8
         self.setMinimumSize(w, h)
         self.setMaximumSize(w, h)
