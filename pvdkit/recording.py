@@ -423,6 +423,16 @@ class Object:
         return self.series(attribute)
 
 
+def _names_a_file(source: object) -> bool:
+    """True for bytes that are the name of an existing file (Recording.open(b"x.ovd"))."""
+    if not isinstance(source, bytes) or len(source) > 4096:
+        return False
+    try:
+        return os.path.isfile(os.fsdecode(source))
+    except (ValueError, OSError):  # a NUL byte, a name too long: data, not a name
+        return False
+
+
 def _frame_number(frame: Any) -> int:
     """``frame`` as an int; :class:`PvdError` for a number that is no frame number (1.5 is easy to
     mistake for seconds, and int() would quietly take frame 1)."""
@@ -1053,7 +1063,13 @@ class Recording:
                 from pvdkit.h5.reader import open_h5_data
 
                 return cls(open_h5_data(bytes(buf), name))
-            check_ovd_header(bytes(buf[:12]), name)
+            try:
+                check_ovd_header(bytes(buf[:12]), name)
+            except PvdError as exc:
+                if _names_a_file(source):
+                    raise PvdError(f"{exc}; bytes are read as the recording itself: for the file "
+                                   f"{os.fsdecode(source)!r}, pass its name as a str or Path") from None
+                raise
         else:
             from pvdkit.outputs import open_input
 

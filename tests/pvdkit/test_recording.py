@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 
@@ -483,3 +484,14 @@ def test_truncations_of_a_small_stream_open(every):
                 n = len(s)
                 np.testing.assert_array_equal(s.frames, ref.frames[:n])
                 assert [s.samples.payload(i) for i in range(n)] == [ref.samples.payload(i) for i in range(n)]
+
+
+def test_bytes_that_name_a_file_are_read_as_data_and_the_error_says_so():
+    """Recording.open(b"x.ovd") reads the bytes as a recording: the error said only that they
+    are no version header, which reads as if the file were damaged."""
+    with pytest.raises(PvdError, match="bytes are read as the recording itself: for the file "
+                                       r"'.*vehicles_short\.ovd', pass its name as a str or Path"):
+        Recording.open(os.fsencode(FIXTURE))
+    with pytest.raises(PvdError, match="not an OmniPVD stream") as err:
+        Recording.open(b"\x00\x01 not a name, not a stream")
+    assert "pass its name" not in str(err.value)
