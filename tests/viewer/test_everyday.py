@@ -255,6 +255,7 @@ def test_three_recordings_compared(window, tmp_path):
     assert [ov.j for ov in d.overlays] == [1, 2] and [j for j, _, _ in d.diffs] == [1, 2]
     ws.timeline.set_frame(9)  # t = 0.1 s: A 0.1, B 0.2, C 0.3
     assert panel.legend.values == ["0.1", "0.2", "0.3"]
+    assert win.timeline.compare_label.text() == "B: frame 9  C: frame 9"  # each one's frame, not B's alone
     assert panel.diff_legend.values == ["-0.1", "-0.2"]  # A − B, A − C
     ws.timeline.set_frame(25)  # past C's end: A − C is not drawn there, nor C itself
     assert panel.diff_legend.values[1] == "—" and panel.diff_legend.values[0] != "—"

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.model.compare import Comparison
+from viewer.model.compare import LETTERS, Comparison
 from viewer.model.workspace import Workspace
 from viewer.widgets import theme
 
@@ -140,9 +140,10 @@ class TimelineBar(QWidget):
         approx = "" if tl.timebase.exact else "≈"
         self.frame_label.setText(f"frame {frame:>{len(str(tl.last_frame))}} / {tl.last_frame}"
                                  f"   t {approx}= {tl.time:.4f} s")
-        comp = self.workspace.comparison
-        if comp is not None:
-            self.compare_label.setText(f"B: frame {comp.frame_b(frame)}")
+        comps = self.workspace.comparisons
+        if comps:  # every compared recording's frame shown with this one (B, C, D …)
+            self.compare_label.setText("  ".join(f"{LETTERS[j]}: frame {c.frame_b(frame)}"
+                                                 for j, c in enumerate(comps, start=1)))
 
     def _on_playing(self, playing: bool) -> None:
         self.play_button.setIcon(self._pause_icon if playing else self._play_icon)
@@ -155,8 +156,10 @@ class TimelineBar(QWidget):
     def _on_comparison(self, comparison: Comparison | None) -> None:
         self.compare_label.setVisible(comparison is not None)
         if comparison is not None:
-            self.compare_label.setToolTip(
-                f"comparison frame ({comparison.b.name}, synced by {comparison.sync})")
+            comps = self.workspace.comparisons
+            names = ", ".join(f"{LETTERS[j]}: {c.b.name}" for j, c in enumerate(comps, start=1))
+            self.compare_label.setToolTip(f"the frame each compared recording shows ({names}; synced by "
+                                          f"{comparison.sync})")
             self._on_frame(self.workspace.timeline.frame)
 
     # ------------------------------------------------------------------ view → model
