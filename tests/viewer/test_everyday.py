@@ -261,7 +261,7 @@ def test_three_recordings_compared(window, tmp_path):
     assert panel.diff_legend.values[1] == "—" and panel.diff_legend.values[0] != "—"
     assert panel.legend.values[2] == "—" and panel.legend.values[1] != "—"
     # However many files are compared, the legend's title (which lists them) never makes it
-    # wider than its rows need, or 360 px: it outgrew the plot and hid the values.
+    # wider than its rows need, or 480 px: it outgrew the plot and hid the values.
     from PySide6.QtGui import QColor
 
     from viewer.widgets.plots import TITLE_ROOM

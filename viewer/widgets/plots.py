@@ -110,7 +110,7 @@ class FrameTimeAxis(pg.AxisItem):
 
 
 #: Widest a legend's title may make the legend (px) when its rows are narrower.
-TITLE_ROOM = 360
+TITLE_ROOM = 480
 
 
 class CurveLegend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
