@@ -23,6 +23,7 @@ Protocol contract, which every stream (and everything that feeds one) keeps:
 from __future__ import annotations
 
 import os
+import time
 from typing import Protocol, runtime_checkable
 
 from pvdkit.types import PvdError
@@ -50,13 +51,19 @@ class OvdFileStream:
     The file is created (truncated) when the stream is made, so a bad path fails at once.
     """
 
-    def __init__(self, path: str | os.PathLike, buffer_size: int = 1 << 20) -> None:
+    def __init__(self, path: str | os.PathLike, buffer_size: int = 1 << 20,
+                 flush_interval: float | None = None) -> None:
+        """``flush_interval``: hand the buffered bytes to the operating system at least this
+        often (seconds; None: when the buffer fills), so that a writer killed loses at most
+        about that much of the recording (a killed ``pvdkit record`` left a 0-byte .ovd)."""
         self.path = os.fspath(path)
         try:
             self._file = open(self.path, "wb", buffering=buffer_size)  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise PvdError(f"cannot create {self.path}: {exc.strerror or exc}") from None
         self.bytes_written = 0
+        self.flush_interval = flush_interval
+        self._flushed = time.monotonic()
 
     def write(self, data: BytesLike) -> None:
         if self._file.closed:
@@ -66,6 +73,12 @@ class OvdFileStream:
         except OSError as exc:
             raise PvdError(f"{self.path}: write failed: {exc.strerror or exc}") from None
         self.bytes_written += memoryview(data).nbytes
+        if self.flush_interval is not None:
+            now = time.monotonic()
+            # The first bytes (the version header) at once: a file cut at any later instant reads.
+            if now - self._flushed >= self.flush_interval or self.bytes_written == memoryview(data).nbytes:
+                self._flushed = now
+                self.flush()
 
     def flush(self) -> None:
         if not self._file.closed:

@@ -336,14 +336,22 @@ class OmniPvdWriter:
         """The stream receiving the bytes."""
         return self._stream
 
-    def _emit(self, data: BytesLike) -> None:
+    def start(self) -> None:
+        """Write the stream's version header now rather than with the first command: a file
+        whose writer is killed before its first command (while kernels compile) is then an
+        empty recording, not 0 bytes that no reader takes."""
         if self._closed:
-            raise PvdError("writer: command after close()")
+            raise PvdError("writer: start after close()")
         if not self._started:
             header = encode_header(self.version)
             self._stream.write(header)
             self.bytes_written += len(header)
             self._started = True
+
+    def _emit(self, data: BytesLike) -> None:
+        if self._closed:
+            raise PvdError("writer: command after close()")
+        self.start()
         self._stream.write(data)
         self.bytes_written += memoryview(data).nbytes
 

@@ -197,6 +197,11 @@ def load_vehicle_params(vehicle: Any) -> tuple[Any, str]:
     return params, f"{label}_engine" if kind == "engine" and len(present) > 1 else label
 
 
+#: How often ``pvdkit record -o X.ovd`` hands what it recorded to the operating system: a run
+#: killed loses at most about this much (as an .h5's commits bound it; an .ovd has no commits).
+OVD_FLUSH_SECONDS = 1.0
+
+
 def open_writer(path: Path, source: str) -> OmniPvdWriter:
     """A writer on a new ``.ovd`` file or HDF5 recording (by suffix); ``source`` says what
     writes it (an ``.h5``'s ``source`` attribute, e.g. ``pvdkit record default_accelerate``)."""
@@ -205,7 +210,9 @@ def open_writer(path: Path, source: str) -> OmniPvdWriter:
         raise RecordError(f"output {str(path)!r}: the file name must end in .ovd or .h5")
     check_output(path)
     if suffix == ".ovd":
-        return OmniPvdWriter(OvdFileStream(path))
+        writer = OmniPvdWriter(OvdFileStream(path, flush_interval=OVD_FLUSH_SECONDS))
+        writer.start()  # the header on disk at once (flushed with the first write)
+        return writer
     from pvdkit.h5 import H5Stream
 
     # No compaction on close: a recording stays append-only (readable up to the last flush

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pvdkit.ovd import iter_decode, tokenize
-from pvdkit.ovd.codec import SetAttribute
+from pvdkit.ovd.codec import SetAttribute, encode_header
 from pvdkit.streams import MemoryStream, OvdFileStream, WriteStream
 from pvdkit.types import DataType, PvdError
 from pvdkit.writer import AttributeKind, FrameBlock, OmniPvdWriter
@@ -360,3 +360,29 @@ def test_streams_and_context_manager(tmp_path):
     fs.close()  # idempotent
     with pytest.raises(PvdError, match="cannot create"):
         OvdFileStream(tmp_path / "missing-dir" / "x.ovd")
+
+
+def test_a_file_stream_hands_its_bytes_over_as_it_goes(tmp_path, monkeypatch):
+    """pvdkit record -o X.ovd killed before its first command (kernels compiling) left 0 bytes,
+    and a kill later lost up to the 1 MiB buffer: the header goes to disk at once, the rest at
+    least every flush_interval."""
+    import pvdkit.streams as streams
+
+    clock = [100.0]
+    monkeypatch.setattr(streams.time, "monotonic", lambda: clock[0])
+    path = tmp_path / "x.ovd"
+    w = OmniPvdWriter(OvdFileStream(path, flush_interval=1.0))
+    w.start()
+    assert path.read_bytes() == encode_header(w.version)  # an empty recording, not 0 bytes
+    cls = w.register_class("Thing")
+    assert path.stat().st_size == 12  # buffered: less than a second since the last hand-over
+    clock[0] += 1.5
+    w.register_attribute(cls, "x", DataType.FLOAT32, 1)
+    assert path.stat().st_size == w.bytes_written  # handed over: a kill now loses nothing
+    w.close()
+    unbuffered = tmp_path / "y.ovd"
+    plain = OmniPvdWriter(OvdFileStream(unbuffered))
+    plain.start()
+    assert unbuffered.stat().st_size == 0  # no interval: nothing before the buffer fills
+    plain.close()
+    assert unbuffered.read_bytes() == encode_header(plain.version)
