@@ -841,7 +841,7 @@ def test_h5_tables_that_contradict_the_log_are_named(every_h5, tmp_path):
                 (argv, said)
 
 
-@pytest.mark.parametrize("table", ["registry/attributes", "frames", "messages"])
+@pytest.mark.parametrize("table", ["registry/attributes", "frames", "messages", "log/kind"])
 def test_a_table_cut_after_closing_is_named_not_read_silently(every_h5, tmp_path, table):
     """A closed file's tables must agree with the command counts its writer stored: a table cut
     with h5py opened without a word before (fuzzing), and read as a smaller recording."""
