@@ -106,3 +106,16 @@ def test_screenshot_replaces_the_target_whole(tmp_path, capsys):
     assert main([str(FIXTURE), "--screenshot", str(shot), "--size", "640x480"]) == 0
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in tmp_path.iterdir()] == ["shot.png"]  # no temporary file left
+
+
+def test_a_layout_that_is_no_file_names_the_option(tmp_path, capsys):
+    """--layout /tmp said "is a directory, expected an .ovd or .h5 recording"; a missing one did
+    not say --layout at all."""
+    from viewer.cli import main
+
+    assert main([str(FIXTURE), "--layout", str(tmp_path), "--screenshot", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert f"--layout: {tmp_path}: is a directory, expected a layout file (.json)" in err, err
+    shot = str(tmp_path / "x.png")
+    assert main([str(FIXTURE), "--layout", str(tmp_path / "none.json"), "--screenshot", shot]) == 2
+    assert f"--layout: {tmp_path}/none.json: no such file" in capsys.readouterr().err
