@@ -141,8 +141,7 @@ def format_text(res: DiffResult, max_report: int = 20, width: int | None = None)
     section("objects extra in B", [_obj_text(x) for x in res.objects_only_b])
     # What differs only because one recording ended is one line, not a row per attribute: a
     # shorter run listed hundreds of rows reading "none (B ended)" above the real differences.
-    after_end = {id(sd) for sd in res.after_end_series}
-    diff = [sd for sd in res.differing_series if id(sd) not in after_end]
+    diff, after_end = res.split_at_end()
     if diff:
         lines.append("")
         lines.extend(_wrap(f"differing attributes ({len(diff):,}), by first divergence, grouped by object:",

@@ -281,15 +281,23 @@ class DiffResult:
     ended_at: int | None = None
     ended_side: str = ""
 
+    def split_at_end(self) -> tuple[list[SeriesDiff], list[SeriesDiff]]:
+        """The differing series (by first divergence) in two: those that differ while both
+        recordings run, and those whose first divergence is at or after :attr:`ended_at` — they
+        differ only in that the longer recording goes on writing them (missing data in the
+        shorter one), which the frame-count note already says once; reports list them as one line."""
+        diff = self.differing_series
+        if self.ended_at is None:
+            return diff, []
+        end = self.ended_at
+        after = [s.first_frame is not None and s.first_frame >= end for s in diff]
+        return ([s for s, a in zip(diff, after, strict=True) if not a],
+                [s for s, a in zip(diff, after, strict=True) if a])
+
     @property
     def after_end_series(self) -> list[SeriesDiff]:
-        """The differing series whose first divergence is at or after :attr:`ended_at`: they
-        differ only in that the longer recording goes on writing them (missing data in the
-        shorter one), which the frame-count note already says once."""
-        if self.ended_at is None:
-            return []
-        end = self.ended_at
-        return [s for s in self.differing_series if s.first_frame is not None and s.first_frame >= end]
+        """The second part of :meth:`split_at_end`."""
+        return self.split_at_end()[1]
 
     @property
     def differing_series(self) -> list[SeriesDiff]:

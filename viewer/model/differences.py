@@ -106,8 +106,7 @@ def find_differences(a: RecordingSession, b: RecordingSession, sync: str = "fram
     res = compare(ra, rb, options)
     # What differs only because one recording ended is said once in the summary, not as rows
     # reading "none (B ended)" that bury the real differences (as pvdkit diff's text report).
-    after_end = {id(sd) for sd in res.after_end_series}
-    differing = [sd for sd in res.differing_series if id(sd) not in after_end]
+    differing, after_end = res.split_at_end()
     rows = [_row(a, sd) for sd in differing[:MAX_ROWS]]
     summary = _summary(res, differing, a.name, b.name)
     if len(differing) > MAX_ROWS:
